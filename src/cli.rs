@@ -1,0 +1,257 @@
+//! The command line: `serve`, `check` and `headers`, every `serve` flag also an env var.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use http::{Request, header};
+
+use crate::config::{Config, Loaded};
+use crate::server::Server;
+use crate::service::Service;
+use crate::telemetry::LogFormat;
+use crate::tls;
+
+#[derive(Debug, Parser)]
+#[command(name = "mcp-sandbox-proxy", version = crate::VERSION, about = "The sandbox-proxy origin for MCP Apps views.")]
+pub struct Cli {
+    /// Log lines as text or JSON (filter with RUST_LOG, default info).
+    #[arg(
+        long,
+        value_enum,
+        default_value_t,
+        env = "MCP_SANDBOX_PROXY_LOG_FORMAT",
+        global = true
+    )]
+    pub log_format: LogFormat,
+
+    /// What to do; without one, `serve`.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the proxy (without --config: the embedded development default and its demo).
+    Serve(ServeArgs),
+    /// Validate a config file and its certificates; exit 1 with the reasons if anything is wrong.
+    Check(CheckArgs),
+    /// Print the exact response headers a request for NAME would get.
+    Headers(HeadersArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The config file (TOML). Without it, the embedded development default.
+    #[arg(long, env = "MCP_SANDBOX_PROXY_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Override `listen` of the config.
+    #[arg(long, env = "MCP_SANDBOX_PROXY_LISTEN")]
+    pub listen: Option<SocketAddr>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The config file (TOML) to validate.
+    #[arg(long, env = "MCP_SANDBOX_PROXY_CONFIG")]
+    pub config: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct HeadersArgs {
+    /// The config file (TOML).
+    #[arg(long, env = "MCP_SANDBOX_PROXY_CONFIG")]
+    pub config: PathBuf,
+    /// The authority of the request (a sandbox name, or <label>.<name> for per-server hosts).
+    #[arg(long, value_name = "NAME")]
+    pub sandbox: String,
+    /// The `?csp=` JSON the host would send, e.g. '{"connectDomains":["https://api.example.com"]}'.
+    #[arg(long, value_name = "JSON")]
+    pub csp: Option<String>,
+}
+
+/// `serve` with only environment variables, for a bare `mcp-sandbox-proxy`.
+#[derive(Debug, Parser)]
+struct ServeFromEnv {
+    #[command(flatten)]
+    args: ServeArgs,
+}
+
+impl Cli {
+    /// Runs the chosen command to completion.
+    pub async fn run(self) -> ExitCode {
+        let command = self.command.unwrap_or_else(|| {
+            Command::Serve(ServeFromEnv::parse_from(["mcp-sandbox-proxy"]).args)
+        });
+        match command {
+            Command::Serve(args) => serve(args).await,
+            Command::Check(args) => check(&args.config),
+            Command::Headers(args) => headers(&args),
+        }
+    }
+}
+
+fn load(path: Option<&Path>) -> Result<Loaded, ExitCode> {
+    let loaded = match path {
+        Some(path) => Config::load(path),
+        None => Config::embedded_default(),
+    };
+    match loaded {
+        Ok(loaded) => Ok(loaded),
+        Err(e) => {
+            for problem in &e.problems {
+                eprintln!("error: {problem}");
+            }
+            Err(ExitCode::FAILURE)
+        }
+    }
+}
+
+async fn serve(args: ServeArgs) -> ExitCode {
+    let Ok(Loaded {
+        mut config,
+        warnings,
+    }) = load(args.config.as_deref())
+    else {
+        return ExitCode::FAILURE;
+    };
+    for warning in &warnings {
+        tracing::warn!(file = %warning.file, line = warning.line, key = %warning.key, "{}", warning.message);
+    }
+    if let Some(listen) = args.listen {
+        config.listen = listen;
+    }
+    let server = match Server::bind(&config).await {
+        Ok(server) => server,
+        Err(e) => {
+            tracing::error!(error = %e, "not started");
+            return ExitCode::FAILURE;
+        }
+    };
+    announce(&config, &server);
+    server.run(shutdown_signal()).await;
+    ExitCode::SUCCESS
+}
+
+/// The start-up summary: listeners, hosts, and anything an operator must not miss.
+fn announce(config: &Config, server: &Server) {
+    let scheme = if config.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    tracing::info!(
+        version = crate::VERSION,
+        listen = %server.public_addr(),
+        tls = config.tls.is_some(),
+        hosts = config.hosts.len(),
+        "listening"
+    );
+    for host in &config.hosts {
+        tracing::info!(
+            origin = %host.origin,
+            sandbox = %host.sandbox,
+            per_server_subdomains = host.per_server_subdomains,
+            "host"
+        );
+    }
+    if config.tls.is_none() && !server.public_addr().ip().is_loopback() {
+        tracing::warn!(
+            listen = %server.public_addr(),
+            "serving plain HTTP on a non-loopback address: put a TLS-terminating load balancer in front, or add a [tls] table"
+        );
+    }
+    if let Some(demo) = server.demo_addr() {
+        let host = &config.hosts[0];
+        tracing::info!(
+            proxy = %format!("{scheme}://{}/sandbox.html", host.sandbox),
+            demo = %format!("http://localhost:{}/", demo.port()),
+            "development default: a demo host page embeds a sample view through the proxy; give --config for anything else"
+        );
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {},
+                    _ = term.recv() => {},
+                }
+            }
+            Err(_) => {
+                let _ = ctrl_c.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
+
+fn check(path: &Path) -> ExitCode {
+    let Ok(Loaded { config, warnings }) = load(Some(path)) else {
+        return ExitCode::FAILURE;
+    };
+    for warning in &warnings {
+        println!("warning: {warning}");
+    }
+    if let Some(files) = &config.tls
+        && let Err(e) = tls::load_all(files, &tls::provider())
+    {
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
+    }
+    println!(
+        "ok: {} — {} host(s), listen {}{}",
+        path.display(),
+        config.hosts.len(),
+        config.listen,
+        if config.tls.is_some() {
+            ", TLS"
+        } else {
+            ", plain HTTP"
+        }
+    );
+    ExitCode::SUCCESS
+}
+
+fn headers(args: &HeadersArgs) -> ExitCode {
+    let Ok(Loaded { config, .. }) = load(Some(&args.config)) else {
+        return ExitCode::FAILURE;
+    };
+    let mut uri = String::from("/");
+    if let Some(csp) = &args.csp {
+        uri.push_str("?csp=");
+        uri.extend(url::form_urlencoded::byte_serialize(csp.as_bytes()));
+    }
+    let request = Request::get(uri)
+        .header(header::HOST, &args.sandbox)
+        .body(());
+    let request = match request {
+        Ok(request) => request,
+        Err(e) => {
+            eprintln!(
+                "error: --sandbox {:?} is not a valid authority: {e}",
+                args.sandbox
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    let response = Service::new(&config).handle(&request);
+    println!("{:?} {}", response.version(), response.status());
+    for (name, value) in response.headers() {
+        println!("{name}: {}", String::from_utf8_lossy(value.as_bytes()));
+    }
+    if response.status().is_success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

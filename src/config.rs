@@ -1,0 +1,707 @@
+//! The config file: TOML text in, a validated `Config` (or every problem, with key and line) out.
+//!
+//! The file is walked key by key from `toml`'s spanned document rather than derived with serde,
+//! so every error can name the key, the line and — for an unknown key — the near miss.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use crate::origin::{Origin, SandboxName, site_guess};
+
+/// The development default that `serve` runs without `--config`.
+pub const EMBEDDED_DEFAULT: &str = include_str!("../config/default.toml");
+
+/// Where the embedded default's demo host page listens. Never bound when a file is given.
+pub const DEMO_LISTEN: &str = "127.0.0.1:8080";
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// The public listener.
+    pub listen: SocketAddr,
+    /// `/livez`, `/readyz`, `/metrics`; `None` disables the admin listener.
+    pub admin_listen: Option<SocketAddr>,
+    /// `None`: plain HTTP (behind a TLS-terminating load balancer, or local development).
+    pub tls: Option<TlsFiles>,
+    pub hosts: Vec<HostEntry>,
+    pub limits: Limits,
+    /// Only the embedded default serves the demo host page.
+    pub demo_listen: Option<SocketAddr>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TlsFiles {
+    /// The first pair is the default certificate; the rest are chosen by SNI.
+    pub certificates: Vec<CertFiles>,
+    /// `Strict-Transport-Security: max-age`; zero leaves the header out.
+    pub hsts_max_age: Duration,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CertFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostEntry {
+    pub origin: Origin,
+    pub sandbox: SandboxName,
+    pub per_server_subdomains: bool,
+}
+
+/// Every limit has a default safe for a service on the internet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub max_connections: usize,
+    pub handshake_timeout: Duration,
+    pub header_read_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub shutdown_grace: Duration,
+    pub max_header_bytes: usize,
+    pub max_query_bytes: usize,
+    pub h2_max_concurrent_streams: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: 20_000,
+            handshake_timeout: Duration::from_secs(10),
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            shutdown_grace: Duration::from_secs(30),
+            max_header_bytes: 16 * 1024,
+            max_query_bytes: 16 * 1024,
+            h2_max_concurrent_streams: 100,
+        }
+    }
+}
+
+const DEFAULT_HSTS_MAX_AGE: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+
+/// One problem in a config file, located by key and line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    pub file: String,
+    pub line: usize,
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}:{}: {}", self.file, self.line, self.message)
+        } else {
+            write!(
+                f,
+                "{}:{}: {} {}",
+                self.file, self.line, self.key, self.message
+            )
+        }
+    }
+}
+
+/// Every error found in a file; the config is refused as a whole.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct ConfigError {
+    pub problems: Vec<Problem>,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, problem) in self.problems.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{problem}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A config that loaded, with the warnings worth showing an operator.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    pub config: Config,
+    pub warnings: Vec<Problem>,
+}
+
+impl Config {
+    /// Reads and validates a config file. Relative certificate paths are taken from the
+    /// file's directory, so a config and its certificates can move together.
+    pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            problems: vec![Problem {
+                file: name.clone(),
+                line: 0,
+                key: String::new(),
+                message: format!("cannot read the config file: {e}"),
+            }],
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        Self::parse(&name, &text, base)
+    }
+
+    /// The development default: proxy on `localhost:8081` for a host on `localhost:8080`,
+    /// and the demo host page.
+    pub fn embedded_default() -> Result<Loaded, ConfigError> {
+        let mut loaded = Self::parse("<embedded default>", EMBEDDED_DEFAULT, Path::new("."))?;
+        loaded.config.demo_listen = DEMO_LISTEN.parse().ok();
+        Ok(loaded)
+    }
+
+    /// Validates config text. `file` names it in messages; `base` resolves relative paths.
+    pub fn parse(file: &str, text: &str, base: &Path) -> Result<Loaded, ConfigError> {
+        let mut walker = Walker::new(file, text, base);
+        let config = match DeTable::parse(text) {
+            Ok(document) => walker.config(document.get_ref()),
+            Err(e) => {
+                let line = e.span().map_or(1, |span| walker.line(&span));
+                walker.problem(line, "", format!("not valid TOML: {}", e.message().trim()));
+                None
+            }
+        };
+        walker.problems.sort_by_key(|p| p.line);
+        match config {
+            Some(config) if walker.problems.is_empty() => Ok(Loaded {
+                config,
+                warnings: walker.warnings,
+            }),
+            _ => Err(ConfigError {
+                problems: walker.problems,
+            }),
+        }
+    }
+}
+
+type Table<'i> = DeTable<'i>;
+type Value<'i> = Spanned<DeValue<'i>>;
+
+struct Walker<'a> {
+    file: &'a str,
+    text: &'a str,
+    base: &'a Path,
+    problems: Vec<Problem>,
+    warnings: Vec<Problem>,
+}
+
+impl<'a> Walker<'a> {
+    fn new(file: &'a str, text: &'a str, base: &'a Path) -> Self {
+        Walker {
+            file,
+            text,
+            base,
+            problems: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    fn line(&self, span: &Range<usize>) -> usize {
+        let end = span.start.min(self.text.len());
+        self.text.as_bytes()[..end]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1
+    }
+
+    fn problem(&mut self, line: usize, key: &str, message: String) {
+        self.problems.push(Problem {
+            file: self.file.to_owned(),
+            line,
+            key: key.to_owned(),
+            message,
+        });
+    }
+
+    fn error_at(&mut self, value: &Value<'_>, key: &str, message: String) {
+        let line = self.line(&value.span());
+        self.problem(line, key, message);
+    }
+
+    fn warn_at(&mut self, value: &Value<'_>, key: &str, message: String) {
+        let line = self.line(&value.span());
+        self.warnings.push(Problem {
+            file: self.file.to_owned(),
+            line,
+            key: key.to_owned(),
+            message,
+        });
+    }
+
+    /// Reports every key of `table` not in `known`, with the closest known key if one is near.
+    fn reject_unknown_keys(&mut self, table: &Table<'_>, prefix: &str, known: &[&str]) {
+        for (key, _) in table.iter() {
+            let name: &str = key.get_ref();
+            if known.contains(&name) {
+                continue;
+            }
+            let line = self.line(&key.span());
+            let hint = match near_miss(name, known) {
+                Some(near) => format!(" — did you mean \"{near}\"?"),
+                None => format!(" (known keys: {})", known.join(", ")),
+            };
+            self.problem(
+                line,
+                &join(prefix, name),
+                format!("is not a known key{hint}"),
+            );
+        }
+    }
+
+    fn config(&mut self, doc: &Table<'_>) -> Option<Config> {
+        self.reject_unknown_keys(
+            doc,
+            "",
+            &["listen", "admin_listen", "tls", "hosts", "limits"],
+        );
+        let listen = match doc.get("listen") {
+            Some(value) => self.socket_addr(value, "listen"),
+            None => {
+                self.problem(
+                    1,
+                    "listen",
+                    "is missing (for example listen = \"0.0.0.0:8443\")".into(),
+                );
+                None
+            }
+        };
+        let admin_listen = doc
+            .get("admin_listen")
+            .and_then(|v| self.socket_addr(v, "admin_listen"));
+        let tls = match doc.get("tls") {
+            Some(value) => self.tls(value),
+            None => None,
+        };
+        let limits = match doc.get("limits") {
+            Some(value) => self.limits(value),
+            None => Limits::default(),
+        };
+        let default_port = if doc.contains_key("tls") { 443 } else { 80 };
+        let hosts = self.hosts(doc.get("hosts"), default_port);
+        Some(Config {
+            listen: listen?,
+            admin_listen,
+            tls,
+            hosts,
+            limits,
+            demo_listen: None,
+        })
+    }
+
+    fn table<'v, 'i>(&mut self, value: &'v Value<'i>, key: &str) -> Option<&'v Table<'i>> {
+        match value.get_ref() {
+            DeValue::Table(table) => Some(table),
+            other => {
+                let found = other.type_str();
+                self.error_at(value, key, format!("must be a table, not {found}"));
+                None
+            }
+        }
+    }
+
+    fn string<'v>(&mut self, value: &'v Value<'_>, key: &str) -> Option<&'v str> {
+        match value.get_ref() {
+            DeValue::String(s) => Some(s.as_ref()),
+            other => {
+                let found = other.type_str();
+                self.error_at(value, key, format!("must be a string, not {found}"));
+                None
+            }
+        }
+    }
+
+    fn socket_addr(&mut self, value: &Value<'_>, key: &str) -> Option<SocketAddr> {
+        let raw = self.string(value, key)?;
+        match raw.parse() {
+            Ok(addr) => Some(addr),
+            Err(_) => {
+                let message = format!(
+                    "\"{raw}\" is not ip:port (for example \"0.0.0.0:8443\" or \"[::]:8443\")"
+                );
+                self.error_at(value, key, message);
+                None
+            }
+        }
+    }
+
+    fn path(&mut self, value: &Value<'_>, key: &str) -> Option<PathBuf> {
+        let raw = self.string(value, key)?;
+        if raw.is_empty() {
+            self.error_at(value, key, "must name a file".into());
+            return None;
+        }
+        Some(self.base.join(raw))
+    }
+
+    fn cert_files(&mut self, table: &Table<'_>, at: &Value<'_>, prefix: &str) -> Option<CertFiles> {
+        let mut pair = [None, None];
+        for (slot, name) in pair.iter_mut().zip(["cert", "key"]) {
+            let key = join(prefix, name);
+            match table.get(name) {
+                Some(value) => *slot = self.path(value, &key),
+                None => self.error_at(at, &key, "is missing (a PEM file path)".into()),
+            }
+        }
+        let [cert, key] = pair;
+        Some(CertFiles {
+            cert: cert?,
+            key: key?,
+        })
+    }
+
+    fn tls(&mut self, value: &Value<'_>) -> Option<TlsFiles> {
+        let table = self.table(value, "tls")?;
+        self.reject_unknown_keys(table, "tls", &["cert", "key", "extra", "hsts_max_age"]);
+        let mut certificates = vec![self.cert_files(table, value, "tls")];
+        if let Some(extra) = table.get("extra") {
+            match extra.get_ref() {
+                DeValue::Array(items) => {
+                    for (i, item) in items.iter().enumerate() {
+                        let prefix = format!("tls.extra[{i}]");
+                        if let Some(t) = self.table(item, &prefix) {
+                            self.reject_unknown_keys(t, &prefix, &["cert", "key"]);
+                            certificates.push(self.cert_files(t, item, &prefix));
+                        }
+                    }
+                }
+                other => {
+                    let found = other.type_str();
+                    let message =
+                        format!("must be an array of tables ([[tls.extra]]), not {found}");
+                    self.error_at(extra, "tls.extra", message);
+                }
+            }
+        }
+        let hsts_max_age = match table.get("hsts_max_age") {
+            Some(v) => self.duration(v, "tls.hsts_max_age", true)?,
+            None => DEFAULT_HSTS_MAX_AGE,
+        };
+        Some(TlsFiles {
+            certificates: certificates.into_iter().collect::<Option<_>>()?,
+            hsts_max_age,
+        })
+    }
+
+    fn limits(&mut self, value: &Value<'_>) -> Limits {
+        let mut limits = Limits::default();
+        let Some(table) = self.table(value, "limits") else {
+            return limits;
+        };
+        let durations: [(&str, &mut Duration); 4] = [
+            ("handshake_timeout", &mut limits.handshake_timeout),
+            ("header_read_timeout", &mut limits.header_read_timeout),
+            ("idle_timeout", &mut limits.idle_timeout),
+            ("shutdown_grace", &mut limits.shutdown_grace),
+        ];
+        let mut known: Vec<&str> = durations.iter().map(|(name, _)| *name).collect();
+        for (name, slot) in durations {
+            if let Some(v) = table.get(name)
+                && let Some(d) = self.duration(v, &join("limits", name), false)
+            {
+                *slot = d;
+            }
+        }
+        let mut streams = limits.h2_max_concurrent_streams as usize;
+        let counts: [(&str, &mut usize, usize); 4] = [
+            ("max_connections", &mut limits.max_connections, 1 << 24),
+            ("max_header_bytes", &mut limits.max_header_bytes, 1 << 20),
+            ("max_query_bytes", &mut limits.max_query_bytes, 1 << 20),
+            ("h2_max_concurrent_streams", &mut streams, 10_000),
+        ];
+        known.extend(counts.iter().map(|(name, _, _)| *name));
+        for (name, slot, max) in counts {
+            if let Some(v) = table.get(name)
+                && let Some(n) = self.count(v, &join("limits", name), max)
+            {
+                *slot = n;
+            }
+        }
+        limits.h2_max_concurrent_streams = u32::try_from(streams).unwrap_or(u32::MAX);
+        self.reject_unknown_keys(table, "limits", &known);
+        limits
+    }
+
+    fn count(&mut self, value: &Value<'_>, key: &str, max: usize) -> Option<usize> {
+        let parsed = match value.get_ref() {
+            DeValue::Integer(i) => usize::from_str_radix(i.as_str(), i.radix()).ok(),
+            _ => None,
+        };
+        match parsed {
+            Some(n) if (1..=max).contains(&n) => Some(n),
+            _ => {
+                self.error_at(
+                    value,
+                    key,
+                    format!("must be a whole number from 1 to {max}"),
+                );
+                None
+            }
+        }
+    }
+
+    fn duration(&mut self, value: &Value<'_>, key: &str, zero_ok: bool) -> Option<Duration> {
+        let raw = self.string(value, key)?;
+        match parse_duration(raw) {
+            Some(d) if zero_ok || !d.is_zero() => Some(d),
+            _ => {
+                let message = format!(
+                    "\"{raw}\" is not a duration (a whole number with ms, s, m, h or d, like \"10s\")"
+                );
+                self.error_at(value, key, message);
+                None
+            }
+        }
+    }
+
+    fn hosts(&mut self, value: Option<&Value<'_>>, default_port: u16) -> Vec<HostEntry> {
+        let Some(value) = value else {
+            self.problem(
+                1,
+                "hosts",
+                "is missing: add at least one [[hosts]] entry".into(),
+            );
+            return Vec::new();
+        };
+        let items = match value.get_ref() {
+            DeValue::Array(items) if !items.is_empty() => items,
+            other => {
+                let found = other.type_str();
+                let message = format!("must be one or more [[hosts]] tables, not {found}");
+                self.error_at(value, "hosts", message);
+                return Vec::new();
+            }
+        };
+        let mut hosts: Vec<(HostEntry, &Value<'_>)> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            if let Some(entry) = self.host(item, i) {
+                hosts.push((entry, item));
+            }
+        }
+        self.cross_check_hosts(&hosts, default_port);
+        hosts.into_iter().map(|(entry, _)| entry).collect()
+    }
+
+    fn host(&mut self, value: &Value<'_>, index: usize) -> Option<HostEntry> {
+        let prefix = format!("hosts[{index}]");
+        let table = self.table(value, &prefix)?;
+        self.reject_unknown_keys(
+            table,
+            &prefix,
+            &["origin", "sandbox", "per_server_subdomains"],
+        );
+        let origin = self.parsed::<Origin>(table, value, &prefix, "origin");
+        let sandbox = self.parsed::<SandboxName>(table, value, &prefix, "sandbox");
+        let per_server_subdomains = match table.get("per_server_subdomains") {
+            None => false,
+            Some(v) => match v.get_ref() {
+                DeValue::Boolean(b) => *b,
+                other => {
+                    let found = other.type_str();
+                    let key = join(&prefix, "per_server_subdomains");
+                    self.error_at(v, &key, format!("must be true or false, not {found}"));
+                    false
+                }
+            },
+        };
+        Some(HostEntry {
+            origin: origin?,
+            sandbox: sandbox?,
+            per_server_subdomains,
+        })
+    }
+
+    fn parsed<T>(
+        &mut self,
+        table: &Table<'_>,
+        at: &Value<'_>,
+        prefix: &str,
+        name: &str,
+    ) -> Option<T>
+    where
+        T: std::str::FromStr,
+        T::Err: fmt::Display,
+    {
+        let key = join(prefix, name);
+        let Some(value) = table.get(name) else {
+            self.error_at(at, &key, "is missing".into());
+            return None;
+        };
+        let raw = self.string(value, &key)?;
+        match raw.parse() {
+            Ok(parsed) => Some(parsed),
+            Err(e) => {
+                self.error_at(value, &key, format!("\"{raw}\": {e}"));
+                None
+            }
+        }
+    }
+
+    /// Rules that relate entries: unique names, no sandbox on a host's own origin, and a
+    /// warning when the two share a site.
+    fn cross_check_hosts(&mut self, hosts: &[(HostEntry, &Value<'_>)], default_port: u16) {
+        for (i, (entry, table)) in hosts.iter().enumerate() {
+            let at = sandbox_value(table);
+            let authority = entry.sandbox.authority(default_port);
+            let key = format!("hosts[{i}].sandbox");
+            for (j, (other, _)) in hosts.iter().enumerate().take(i) {
+                let other_authority = other.sandbox.authority(default_port);
+                if authority == other_authority {
+                    let message = format!("\"{authority}\" is already the sandbox of hosts[{j}]");
+                    self.error_at(at, &key, message);
+                } else if other.per_server_subdomains
+                    && is_one_label_below(&authority, &other_authority)
+                    || entry.per_server_subdomains
+                        && is_one_label_below(&other_authority, &authority)
+                {
+                    let message = format!(
+                        "\"{authority}\" overlaps the sandbox \"{other_authority}\" of hosts[{j}] through per-server subdomains: a request could mean either"
+                    );
+                    self.error_at(at, &key, message);
+                }
+            }
+            for (other, _) in hosts {
+                self.check_sandbox_against_origin(entry, &other.origin, default_port, at, &key);
+            }
+        }
+    }
+
+    fn check_sandbox_against_origin(
+        &mut self,
+        entry: &HostEntry,
+        origin: &Origin,
+        default_port: u16,
+        at: &Value<'_>,
+        key: &str,
+    ) {
+        let sandbox_scheme_port = entry.sandbox.port().unwrap_or(default_port);
+        let origin_port = origin.port().unwrap_or(match origin.scheme() {
+            crate::origin::Scheme::Http => 80,
+            crate::origin::Scheme::Https => 443,
+        });
+        let sandbox_https = default_port == 443;
+        let origin_https = origin.scheme() == crate::origin::Scheme::Https;
+        let same_port = sandbox_scheme_port == origin_port && sandbox_https == origin_https;
+        let host = entry.sandbox.host();
+        let same_host = host == origin.host()
+            || entry.per_server_subdomains && is_one_label_below(origin.host(), host);
+        // SECURITY: a view served from the host's own origin could reach the host's DOM,
+        // cookies and storage: the whole point of the proxy is a different origin.
+        if same_host && same_port {
+            let message = format!(
+                "\"{}\" serves the same origin as the host {origin}: the sandbox must be a different origin",
+                entry.sandbox
+            );
+            self.error_at(at, key, message);
+            return;
+        }
+        let both_loopback = entry.sandbox.is_loopback() && origin.is_loopback();
+        if !both_loopback && site_guess(host) == site_guess(origin.host()) {
+            let message = format!(
+                "\"{}\" is on the same site as the host {origin} ({}): browsers share SameSite cookies and some storage partitions within a site; a sandbox on its own registrable domain isolates views from the host completely",
+                entry.sandbox,
+                site_guess(host)
+            );
+            self.warn_at(at, key, message);
+        }
+    }
+}
+
+/// The `sandbox` value of a host table, for messages about it; the table if it has none.
+fn sandbox_value<'v, 'i>(table: &'v Value<'i>) -> &'v Value<'i> {
+    match table.get_ref() {
+        DeValue::Table(t) => t.get("sandbox").unwrap_or(table),
+        _ => table,
+    }
+}
+
+/// `a.b.c` is one label below `b.c`, with the same port if any.
+fn is_one_label_below(name: &str, parent: &str) -> bool {
+    name.split_once('.')
+        .is_some_and(|(label, rest)| rest == parent && crate::origin::is_dns_label(label))
+}
+
+fn join(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{prefix}.{name}")
+    }
+}
+
+/// A whole number followed by `ms`, `s`, `m`, `h` or `d`.
+pub fn parse_duration(raw: &str) -> Option<Duration> {
+    let digits_end = raw.find(|c: char| !c.is_ascii_digit())?;
+    let (number, unit) = raw.split_at(digits_end);
+    let n: u64 = number.parse().ok()?;
+    let seconds = match unit {
+        "ms" => return Some(Duration::from_millis(n)),
+        "s" => 1,
+        "m" => 60,
+        "h" => 60 * 60,
+        "d" => 24 * 60 * 60,
+        _ => return None,
+    };
+    n.checked_mul(seconds).map(Duration::from_secs)
+}
+
+/// The known key closest to `name`, if it is a likely typo of it.
+fn near_miss<'k>(name: &str, known: &[&'k str]) -> Option<&'k str> {
+    known
+        .iter()
+        .map(|k| (edit_distance(name, k), *k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 4))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10s"), Some(Duration::from_secs(10)));
+        assert_eq!(parse_duration("250ms"), Some(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2m"), Some(Duration::from_secs(120)));
+        assert_eq!(
+            parse_duration("365d"),
+            Some(Duration::from_secs(31_536_000))
+        );
+        for bad in ["", "10", "s", "1.5s", "-1s", "10 s", "10sec"] {
+            assert_eq!(parse_duration(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn near_misses() {
+        let known = ["listen", "admin_listen", "tls", "hosts", "limits"];
+        assert_eq!(near_miss("lisen", &known), Some("listen"));
+        assert_eq!(near_miss("host", &known), Some("hosts"));
+        assert_eq!(near_miss("admin-listen", &known), Some("admin_listen"));
+        assert_eq!(near_miss("certificates", &known), None);
+    }
+}

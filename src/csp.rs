@@ -1,0 +1,515 @@
+//! The view policy: `?csp=` JSON in, one validated Content-Security-Policy value out.
+//!
+//! The inner view frame inherits the proxy page's policy, so this header *is* the view's
+//! sandbox. Every declared domain is parsed as a CSP host-source; anything that is not one is
+//! dropped with a reason, never passed through: the spec lets a host narrow, never widen.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use serde_json::Value;
+
+/// The four domain lists a server declares in `_meta.ui.csp`, in the spec's spelling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DomainList {
+    Connect,
+    Resource,
+    Frame,
+    BaseUri,
+}
+
+impl DomainList {
+    pub const ALL: [DomainList; 4] = [
+        DomainList::Connect,
+        DomainList::Resource,
+        DomainList::Frame,
+        DomainList::BaseUri,
+    ];
+
+    /// The key in the `?csp=` JSON object and in `sandbox-resource-ready.params.csp`.
+    pub fn key(self) -> &'static str {
+        match self {
+            DomainList::Connect => "connectDomains",
+            DomainList::Resource => "resourceDomains",
+            DomainList::Frame => "frameDomains",
+            DomainList::BaseUri => "baseUriDomains",
+        }
+    }
+}
+
+/// Entries longer than this are dropped: no real origin needs more, and it bounds the header.
+pub const MAX_ENTRY_BYTES: usize = 255;
+
+/// A CSP host-source that is safe to put in a directive: `[scheme://]host[:port][/path]`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct HostSource(String);
+
+impl HostSource {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for HostSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Why a declared entry was dropped. The text is shown to operators and host developers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    Empty,
+    TooLong,
+    NonAscii,
+    Whitespace,
+    Control,
+    Semicolon,
+    Comma,
+    Quoted,
+    SchemeOnly,
+    SchemeNotAllowed,
+    PlainOffLoopback,
+    Userinfo,
+    Query,
+    Fragment,
+    WildcardAlone,
+    WildcardTooWide,
+    WildcardMisplaced,
+    BadHost,
+    BadPort,
+    BadPath,
+    NotHostSource,
+}
+
+impl DropReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::Empty => "empty entry",
+            DropReason::TooLong => "longer than 255 bytes",
+            DropReason::NonAscii => "non-ASCII character (use the punycode form of the host)",
+            DropReason::Whitespace => {
+                "whitespace inside one entry (give each source its own entry)"
+            }
+            DropReason::Control => "control character",
+            DropReason::Semicolon => "';' would start a new directive",
+            DropReason::Comma => "',' would start a new policy",
+            DropReason::Quoted => "keyword, nonce or hash: only host-sources are accepted",
+            DropReason::SchemeOnly => "scheme-only source would allow every host",
+            DropReason::SchemeNotAllowed => {
+                "scheme not allowed (https, wss; http, ws for loopback)"
+            }
+            DropReason::PlainOffLoopback => {
+                "plain http/ws is only allowed for localhost and 127.0.0.1"
+            }
+            DropReason::Userinfo => "user name or password in a source",
+            DropReason::Query => "query in a source",
+            DropReason::Fragment => "fragment in a source",
+            DropReason::WildcardAlone => "wildcard alone would allow every host",
+            DropReason::WildcardTooWide => "wildcard needs at least two labels after it",
+            DropReason::WildcardMisplaced => "wildcard is only allowed as the whole first label",
+            DropReason::BadHost => "host is not a DNS name",
+            DropReason::BadPort => "port is not 1-65535 or *",
+            DropReason::BadPath => "path has characters a source path cannot have",
+            DropReason::NotHostSource => "not a host-source ([scheme://]host[:port][/path])",
+        }
+    }
+}
+
+impl fmt::Display for DropReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for HostSource {
+    type Err = DropReason;
+
+    fn from_str(entry: &str) -> Result<Self, DropReason> {
+        check_characters(entry)?;
+        let lower_prefix;
+        let (scheme, rest) = match entry.find("://") {
+            Some(i) => {
+                lower_prefix = entry[..i].to_ascii_lowercase();
+                (Some(lower_prefix.as_str()), &entry[i + 3..])
+            }
+            None if entry.ends_with(':') => return Err(DropReason::SchemeOnly),
+            None => (None, entry),
+        };
+        if let Some(scheme) = scheme
+            && !matches!(scheme, "https" | "wss" | "http" | "ws")
+        {
+            return Err(DropReason::SchemeNotAllowed);
+        }
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, ""),
+        };
+        if authority.contains('@') {
+            return Err(DropReason::Userinfo);
+        }
+        if rest.contains('?') {
+            return Err(DropReason::Query);
+        }
+        if rest.contains('#') {
+            return Err(DropReason::Fragment);
+        }
+        let authority = authority.to_ascii_lowercase();
+        let (host, port) = match authority.rsplit_once(':') {
+            Some((host, port)) => match parse_port(port) {
+                Ok(port) => (host, Some(port)),
+                // `javascript:…`, `mailto:…`: a scheme with a body, not a host and port.
+                Err(_) if scheme.is_none() && !port.bytes().all(|b| b.is_ascii_digit()) => {
+                    return Err(DropReason::NotHostSource);
+                }
+                Err(reason) => return Err(reason),
+            },
+            None => (authority.as_str(), None),
+        };
+        check_host(host)?;
+        // SECURITY: plain http/ws can be read and rewritten on the network; only loopback,
+        // which never leaves the machine, may use it.
+        if matches!(scheme, Some("http" | "ws")) && !matches!(host, "localhost" | "127.0.0.1") {
+            return Err(DropReason::PlainOffLoopback);
+        }
+        check_path(path)?;
+        let mut out = String::with_capacity(entry.len());
+        if let Some(scheme) = scheme {
+            out.push_str(scheme);
+            out.push_str("://");
+        }
+        out.push_str(host);
+        if let Some(port) = port {
+            out.push(':');
+            out.push_str(port);
+        }
+        out.push_str(path);
+        Ok(HostSource(out))
+    }
+}
+
+fn check_characters(entry: &str) -> Result<(), DropReason> {
+    if entry.is_empty() {
+        return Err(DropReason::Empty);
+    }
+    if entry.len() > MAX_ENTRY_BYTES {
+        return Err(DropReason::TooLong);
+    }
+    for c in entry.chars() {
+        let reason = match c {
+            c if !c.is_ascii() => DropReason::NonAscii,
+            ' ' | '\t' | '\n' | '\r' | '\x0c' => DropReason::Whitespace,
+            c if c.is_ascii_control() => DropReason::Control,
+            ';' => DropReason::Semicolon,
+            ',' => DropReason::Comma,
+            '\'' | '"' => DropReason::Quoted,
+            _ => continue,
+        };
+        return Err(reason);
+    }
+    Ok(())
+}
+
+fn parse_port(port: &str) -> Result<&str, DropReason> {
+    if port == "*" {
+        return Ok(port);
+    }
+    let digits = !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit());
+    match port.parse::<u16>() {
+        Ok(p) if digits && p != 0 => Ok(port),
+        _ => Err(DropReason::BadPort),
+    }
+}
+
+fn check_host(host: &str) -> Result<(), DropReason> {
+    let (wildcard, name) = match host.strip_prefix("*.") {
+        Some(name) => (true, name),
+        None => (false, host),
+    };
+    if host == "*" {
+        return Err(DropReason::WildcardAlone);
+    }
+    if name.contains('*') {
+        return Err(DropReason::WildcardMisplaced);
+    }
+    if !crate::origin::is_dns_name(name) {
+        return Err(DropReason::BadHost);
+    }
+    // SECURITY: `*.com` matches every .com site; two labels after the wildcard keep it to
+    // one registrable domain in the common case.
+    if wildcard && name.split('.').count() < 2 {
+        return Err(DropReason::WildcardTooWide);
+    }
+    Ok(())
+}
+
+/// A source path: `/`-separated RFC 3986 path characters, percent escapes well formed.
+fn check_path(path: &str) -> Result<(), DropReason> {
+    let bytes = path.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let ok = match b {
+            b'%' => {
+                let hex = bytes.get(i + 1..i + 3);
+                let well_formed = hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
+                i += 2;
+                well_formed
+            }
+            b'/' | b'-' | b'.' | b'_' | b'~' | b'!' | b'$' | b'&' | b'(' | b')' | b'+' | b'='
+            | b':' | b'@' => true,
+            b => b.is_ascii_alphanumeric(),
+        };
+        if !ok {
+            return Err(DropReason::BadPath);
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+/// One entry the policy builder refused, kept for the log, the metrics and the page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dropped {
+    pub list: DomainList,
+    pub entry: String,
+    pub reason: DropReason,
+}
+
+/// The validated domains a view may use: sorted, deduplicated host-sources per list.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Domains {
+    pub connect: BTreeSet<HostSource>,
+    pub resource: BTreeSet<HostSource>,
+    pub frame: BTreeSet<HostSource>,
+    pub base_uri: BTreeSet<HostSource>,
+}
+
+impl Domains {
+    pub fn list(&self, list: DomainList) -> &BTreeSet<HostSource> {
+        match list {
+            DomainList::Connect => &self.connect,
+            DomainList::Resource => &self.resource,
+            DomainList::Frame => &self.frame,
+            DomainList::BaseUri => &self.base_uri,
+        }
+    }
+
+    fn list_mut(&mut self, list: DomainList) -> &mut BTreeSet<HostSource> {
+        match list {
+            DomainList::Connect => &mut self.connect,
+            DomainList::Resource => &mut self.resource,
+            DomainList::Frame => &mut self.frame,
+            DomainList::BaseUri => &mut self.base_uri,
+        }
+    }
+}
+
+/// The policy a view runs under, and what was refused on the way.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ViewPolicy {
+    /// `None` when the request carried no `?csp=`: the spec's restrictive default applies.
+    pub domains: Option<Domains>,
+    pub dropped: Vec<Dropped>,
+    header: String,
+}
+
+/// The spec's policy for a resource that declares no domains at all.
+pub const DEFAULT_POLICY: &str = "default-src 'none'; script-src 'self' 'unsafe-inline'; \
+     style-src 'self' 'unsafe-inline'; img-src 'self' data:; media-src 'self' data:; \
+     connect-src 'none'; object-src 'none'; frame-src 'none'; base-uri 'self'";
+
+impl ViewPolicy {
+    /// The policy when no `?csp=` was given.
+    pub fn spec_default() -> Self {
+        ViewPolicy {
+            domains: None,
+            dropped: Vec::new(),
+            header: DEFAULT_POLICY.to_owned(),
+        }
+    }
+
+    /// Validates each declared entry and builds the spec's template from what survives.
+    pub fn from_declared(declared: &Declared) -> Self {
+        let mut domains = Domains::default();
+        let mut dropped = Vec::new();
+        for (list, entries) in &declared.lists {
+            for entry in entries {
+                match entry.parse::<HostSource>() {
+                    Ok(source) => {
+                        domains.list_mut(*list).insert(source);
+                    }
+                    Err(reason) => dropped.push(Dropped {
+                        list: *list,
+                        entry: entry.clone(),
+                        reason,
+                    }),
+                }
+            }
+        }
+        let header = template(&domains);
+        ViewPolicy {
+            domains: Some(domains),
+            dropped,
+            header,
+        }
+    }
+
+    /// The `Content-Security-Policy` value for the page (and so for the view).
+    pub fn header(&self) -> &str {
+        &self.header
+    }
+}
+
+/// The spec's template, filled in. Directive order is fixed; domains are sorted.
+fn template(d: &Domains) -> String {
+    let mut out = String::with_capacity(512);
+    let mut directive = |name: &str, fixed: &str, sources: &BTreeSet<HostSource>, empty: &str| {
+        if !out.is_empty() {
+            out.push_str("; ");
+        }
+        out.push_str(name);
+        for word in [fixed, if sources.is_empty() { empty } else { "" }] {
+            if !word.is_empty() {
+                out.push(' ');
+                out.push_str(word);
+            }
+        }
+        for source in sources {
+            out.push(' ');
+            out.push_str(source.as_str());
+        }
+    };
+    let none = BTreeSet::new();
+    directive("default-src", "'none'", &none, "");
+    directive("script-src", "'self' 'unsafe-inline'", &d.resource, "");
+    directive("style-src", "'self' 'unsafe-inline'", &d.resource, "");
+    directive("connect-src", "'self'", &d.connect, "");
+    directive("img-src", "'self' data:", &d.resource, "");
+    directive("font-src", "'self'", &d.resource, "");
+    directive("media-src", "'self' data:", &d.resource, "");
+    directive("frame-src", "", &d.frame, "'none'");
+    directive("object-src", "'none'", &none, "");
+    directive("base-uri", "", &d.base_uri, "'self'");
+    out
+}
+
+/// The `?csp=` JSON, type-checked but not yet validated entry by entry.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Declared {
+    lists: Vec<(DomainList, Vec<String>)>,
+}
+
+/// Why a `?csp=` query cannot be read at all. Answered with `400` and this text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QueryError {
+    #[error("the query is {len} bytes; the limit is {limit} (limits.max_query_bytes)")]
+    TooLong { len: usize, limit: usize },
+    #[error("the query has more than one csp parameter")]
+    Repeated,
+    #[error("csp is not valid JSON: {0}")]
+    Json(String),
+    #[error("csp must be a JSON object, not {0}")]
+    NotAnObject(&'static str),
+    #[error("csp.{key} must be an array of strings, not {found}")]
+    NotAnArray {
+        key: &'static str,
+        found: &'static str,
+    },
+    #[error("csp.{key}[{index}] must be a string, not {found}")]
+    NotAString {
+        key: &'static str,
+        index: usize,
+        found: &'static str,
+    },
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+impl Declared {
+    /// Reads the `csp` parameter of a raw (still percent-encoded) query string.
+    /// `Ok(None)`: there is no `csp` parameter. Other parameters are ignored.
+    pub fn from_query(query: &str, max_query_bytes: usize) -> Result<Option<Self>, QueryError> {
+        if query.len() > max_query_bytes {
+            return Err(QueryError::TooLong {
+                len: query.len(),
+                limit: max_query_bytes,
+            });
+        }
+        let mut found = None;
+        for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
+            if key == "csp" {
+                if found.is_some() {
+                    return Err(QueryError::Repeated);
+                }
+                found = Some(value);
+            }
+        }
+        found.map(|json| Self::from_json(&json)).transpose()
+    }
+
+    /// Type-checks the JSON object. Unknown keys are ignored (a newer spec may add lists;
+    /// ignoring them can only narrow), `null` counts as absent.
+    pub fn from_json(json: &str) -> Result<Self, QueryError> {
+        let value: Value =
+            serde_json::from_str(json).map_err(|e| QueryError::Json(e.to_string()))?;
+        let Value::Object(object) = value else {
+            return Err(QueryError::NotAnObject(json_type(&value)));
+        };
+        let mut lists = Vec::new();
+        for list in DomainList::ALL {
+            let key = list.key();
+            let entries = match object.get(key) {
+                None | Some(Value::Null) => continue,
+                Some(Value::Array(items)) => items,
+                Some(other) => {
+                    return Err(QueryError::NotAnArray {
+                        key,
+                        found: json_type(other),
+                    });
+                }
+            };
+            let mut strings = Vec::with_capacity(entries.len());
+            for (index, item) in entries.iter().enumerate() {
+                match item {
+                    Value::String(s) => strings.push(s.clone()),
+                    other => {
+                        return Err(QueryError::NotAString {
+                            key,
+                            index,
+                            found: json_type(other),
+                        });
+                    }
+                }
+            }
+            lists.push((list, strings));
+        }
+        Ok(Declared { lists })
+    }
+
+    /// Builds a declaration from lists directly (the `headers` command and tests).
+    pub fn from_lists(lists: Vec<(DomainList, Vec<String>)>) -> Self {
+        Declared { lists }
+    }
+}
+
+/// Parses a request's query into the policy to apply: the spec default when there is no
+/// `csp` parameter, the validated template when there is.
+pub fn policy_for_query(
+    query: Option<&str>,
+    max_query_bytes: usize,
+) -> Result<ViewPolicy, QueryError> {
+    match Declared::from_query(query.unwrap_or(""), max_query_bytes)? {
+        None => Ok(ViewPolicy::spec_default()),
+        Some(declared) => Ok(ViewPolicy::from_declared(&declared)),
+    }
+}

@@ -1,0 +1,22 @@
+//! mcp-sandbox-proxy: the sandbox-proxy origin for MCP Apps views.
+//!
+//! The library does the work; `main.rs` only wires the command line to it.
+
+pub mod cli;
+pub mod config;
+pub mod csp;
+pub mod demo;
+pub mod origin;
+pub mod page;
+pub mod server;
+pub mod service;
+pub mod telemetry;
+pub mod tls;
+
+/// `<version> (<git revision>)`, as `--version` prints it.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("MCP_SANDBOX_PROXY_GIT_REV"),
+    ")"
+);

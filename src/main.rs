@@ -1,0 +1,22 @@
+//! The `mcp-sandbox-proxy` binary: parse the command line, start logging, run.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use mcp_sandbox_proxy::cli::Cli;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    mcp_sandbox_proxy::telemetry::init(cli.log_format);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(cli.run())
+}

@@ -1,0 +1,121 @@
+//! The proxy page: `proxy-page/` embedded at build time, rendered for one host and one policy.
+//!
+//! The only per-request text in the page is one JSON document inside a
+//! `<script type="application/json">`, escaped so that no string can close that element.
+
+use bytes::{BufMut, Bytes, BytesMut};
+use serde_json::{Value, json};
+
+use crate::csp::{DomainList, ViewPolicy};
+use crate::origin::Origin;
+
+const TEMPLATE: &str = include_str!("../proxy-page/sandbox.html");
+const RELAY_JS: &str = include_str!("../proxy-page/relay.js");
+const CONFIG_SLOT: &str = "/*SANDBOX_CONFIG*/";
+const RELAY_SLOT: &str = "/*RELAY_JS*/";
+
+/// At most this many dropped entries are listed in the page; the count is always exact.
+pub const MAX_DROPPED_LISTED: usize = 50;
+
+/// The page split around its one per-request slot, built once.
+#[derive(Clone, Debug)]
+pub struct PageTemplate {
+    before: Bytes,
+    after: Bytes,
+}
+
+impl Default for PageTemplate {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PageTemplate {
+    pub fn new() -> Self {
+        let page = TEMPLATE.replacen(RELAY_SLOT, RELAY_JS, 1);
+        // The template is ours and has the slot exactly once; `sandbox_page_has_one_slot`
+        // below keeps it so. Without it the page would be served with no config at all.
+        let (before, after) = page.split_once(CONFIG_SLOT).unwrap_or((&page, ""));
+        PageTemplate {
+            before: Bytes::copy_from_slice(before.as_bytes()),
+            after: Bytes::copy_from_slice(after.as_bytes()),
+        }
+    }
+
+    /// The page for one host origin, with the policy the server applied.
+    pub fn render(&self, host: &Origin, policy: &ViewPolicy) -> Bytes {
+        let config = script_safe_json(&page_config(host, policy));
+        let mut out = BytesMut::with_capacity(self.before.len() + config.len() + self.after.len());
+        out.put_slice(&self.before);
+        out.put_slice(config.as_bytes());
+        out.put_slice(&self.after);
+        out.freeze()
+    }
+}
+
+/// What the relay needs to know: whom to trust, and what the header allows.
+fn page_config(host: &Origin, policy: &ViewPolicy) -> Value {
+    let applied = policy.domains.as_ref().map(|domains| {
+        let mut lists = serde_json::Map::new();
+        for list in DomainList::ALL {
+            let sources: Vec<&str> = domains.list(list).iter().map(|s| s.as_str()).collect();
+            lists.insert(list.key().to_owned(), json!(sources));
+        }
+        Value::Object(lists)
+    });
+    let dropped: Vec<Value> = policy
+        .dropped
+        .iter()
+        .take(MAX_DROPPED_LISTED)
+        .map(|d| json!({"list": d.list.key(), "entry": d.entry, "reason": d.reason.as_str()}))
+        .collect();
+    json!({
+        "hostOrigin": host.to_string(),
+        "applied": applied,
+        "policy": policy.header(),
+        "dropped": dropped,
+        "droppedCount": policy.dropped.len(),
+    })
+}
+
+/// JSON that is inert inside a `<script>` element: `<`, `>` and `&` become `\u003c`…, so no
+/// `</script>` or `<!--` can appear, and U+2028/U+2029 are escaped for old JavaScript parsers.
+pub fn script_safe_json(value: &Value) -> String {
+    let raw = value.to_string();
+    let mut out = String::with_capacity(raw.len() + 16);
+    for c in raw.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sandbox_page_has_one_slot() {
+        assert_eq!(TEMPLATE.matches(CONFIG_SLOT).count(), 1);
+        assert_eq!(TEMPLATE.matches(RELAY_SLOT).count(), 1);
+        assert!(
+            !RELAY_JS.contains("</script"),
+            "the relay is inlined into a <script>"
+        );
+    }
+
+    #[test]
+    fn script_safe_json_cannot_close_its_element() {
+        let hostile = json!({"x": "</script><script>alert(1)</script><!-- & \u{2028}"});
+        let safe = script_safe_json(&hostile);
+        assert!(!safe.contains('<') && !safe.contains('>') && !safe.contains('&'));
+        let back: Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, hostile, "escaping must not change the value");
+    }
+}

@@ -1,0 +1,262 @@
+//! Request in, response out: routing by authority, the page's headers, and every error answer.
+//!
+//! No sockets here. `serve` and the `headers` command both call [`Service::handle`], so what
+//! `headers` prints is what `serve` sends.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{self, HeaderName, HeaderValue};
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::Full;
+
+use crate::config::{Config, HostEntry};
+use crate::csp::{QueryError, ViewPolicy, policy_for_query};
+use crate::origin::{Origin, is_dns_label};
+use crate::page::PageTemplate;
+
+pub type Body = Full<Bytes>;
+
+/// At most this many dropped entries are logged one by one per request; the rest as a count.
+const MAX_DROPPED_LOGGED: usize = 16;
+
+// The referrer a view's requests carry: the sandbox origin only, and nothing over http.
+// `no-referrer` would break referrer-bound APIs (map tiles, some CDNs) that views use; the
+// full URL would leak `?csp=` to every third party the view talks to.
+const REFERRER_POLICY: HeaderValue = HeaderValue::from_static("strict-origin-when-cross-origin");
+const HTML: HeaderValue = HeaderValue::from_static("text/html; charset=utf-8");
+const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
+const NO_STORE: HeaderValue = HeaderValue::from_static("no-store");
+const NOSNIFF: HeaderValue = HeaderValue::from_static("nosniff");
+const ORIGIN_AGENT_CLUSTER: HeaderName = HeaderName::from_static("origin-agent-cluster");
+const OAC_ON: HeaderValue = HeaderValue::from_static("?1");
+const ALLOW_GET_HEAD: HeaderValue = HeaderValue::from_static("GET, HEAD");
+// Error answers are not pages: nothing in them may run, and nobody may frame them.
+const ERROR_CSP: HeaderValue =
+    HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'");
+
+/// One configured host, with what its responses need built once.
+#[derive(Debug)]
+struct Host {
+    origin: Origin,
+    /// `frame-ancestors <origin>`: a policy of its own, so it holds whatever the view policy is.
+    frame_ancestors: HeaderValue,
+}
+
+/// The request handler for the public listener, built once per config.
+#[derive(Debug)]
+pub struct Service {
+    hosts: Vec<Host>,
+    /// Exact authority → host index.
+    names: HashMap<String, usize>,
+    /// Authority one label up → host index, for hosts with per-server subdomains.
+    parents: HashMap<String, usize>,
+    default_port: u16,
+    hsts: Option<HeaderValue>,
+    max_query_bytes: usize,
+    page: PageTemplate,
+}
+
+impl Service {
+    pub fn new(config: &Config) -> Self {
+        let default_port = if config.tls.is_some() { 443 } else { 80 };
+        let mut hosts = Vec::with_capacity(config.hosts.len());
+        let mut names = HashMap::new();
+        let mut parents = HashMap::new();
+        for (index, entry) in config.hosts.iter().enumerate() {
+            hosts.push(Host::new(entry));
+            let authority = entry.sandbox.authority(default_port);
+            if entry.per_server_subdomains {
+                parents.insert(authority.clone(), index);
+            }
+            names.insert(authority, index);
+        }
+        let hsts = config
+            .tls
+            .as_ref()
+            .filter(|tls| !tls.hsts_max_age.is_zero())
+            .map(|tls| hsts_value(tls.hsts_max_age));
+        Service {
+            hosts,
+            names,
+            parents,
+            default_port,
+            hsts,
+            max_query_bytes: config.limits.max_query_bytes,
+            page: PageTemplate::new(),
+        }
+    }
+
+    /// Answers one request. Never fails: every problem is a 4xx with a plain-text reason.
+    pub fn handle<B>(&self, req: &Request<B>) -> Response<Body> {
+        let mut response = self.answer(req);
+        if let Some(hsts) = &self.hsts {
+            response
+                .headers_mut()
+                .insert(header::STRICT_TRANSPORT_SECURITY, hsts.clone());
+        }
+        response
+    }
+
+    fn answer<B>(&self, req: &Request<B>) -> Response<Body> {
+        let Some(authority) = request_authority(req) else {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "the request names no host (Host or :authority)",
+            );
+        };
+        let Some(host) = self.route(authority) else {
+            let reason = format!(
+                "this proxy serves no sandbox named \"{}\"",
+                authority.escape_debug()
+            );
+            return error(StatusCode::MISDIRECTED_REQUEST, &reason);
+        };
+        if !matches!(req.uri().path(), "/" | "/sandbox.html") {
+            return error(
+                StatusCode::NOT_FOUND,
+                "not found: the proxy page is / or /sandbox.html",
+            );
+        }
+        let head = match *req.method() {
+            Method::GET => false,
+            Method::HEAD => true,
+            _ => {
+                let mut response = error(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "the proxy page takes GET or HEAD",
+                );
+                response.headers_mut().insert(header::ALLOW, ALLOW_GET_HEAD);
+                return response;
+            }
+        };
+        let policy = match policy_for_query(req.uri().query(), self.max_query_bytes) {
+            Ok(policy) => policy,
+            Err(e) => return bad_query(&e),
+        };
+        log_dropped(host, &policy);
+        self.page_response(host, &policy, head)
+    }
+
+    /// The host entry for an authority: an exact sandbox name, or one label below a name
+    /// whose host serves per-server subdomains.
+    fn route(&self, authority: &str) -> Option<&Host> {
+        let authority = authority.to_ascii_lowercase();
+        let authority = strip_port(&authority, self.default_port);
+        let index = match self.names.get(authority) {
+            Some(index) => *index,
+            None => {
+                let (label, parent) = authority.split_once('.')?;
+                if !is_dns_label(label) {
+                    return None;
+                }
+                *self.parents.get(parent)?
+            }
+        };
+        self.hosts.get(index)
+    }
+
+    fn page_response(&self, host: &Host, policy: &ViewPolicy, head: bool) -> Response<Body> {
+        let Ok(view_policy) = HeaderValue::from_str(policy.header()) else {
+            // Unreachable: every source in the policy passed `HostSource`, which admits
+            // visible ASCII only. Refuse rather than send a page without its policy.
+            return error(
+                StatusCode::BAD_REQUEST,
+                "the declared domains cannot form a header",
+            );
+        };
+        let page = self.page.render(&host.origin, policy);
+        let length = HeaderValue::from(page.len());
+        let body = if head { Bytes::new() } else { page };
+        let mut response = Response::new(Full::new(body));
+        let headers = response.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HTML);
+        headers.insert(header::CONTENT_LENGTH, length);
+        headers.insert(header::CONTENT_SECURITY_POLICY, view_policy);
+        headers.append(
+            header::CONTENT_SECURITY_POLICY,
+            host.frame_ancestors.clone(),
+        );
+        headers.insert(header::CACHE_CONTROL, NO_STORE);
+        headers.insert(header::X_CONTENT_TYPE_OPTIONS, NOSNIFF);
+        headers.insert(header::REFERRER_POLICY, REFERRER_POLICY);
+        headers.insert(ORIGIN_AGENT_CLUSTER, OAC_ON);
+        response
+    }
+}
+
+impl Host {
+    fn new(entry: &HostEntry) -> Self {
+        let value = format!("frame-ancestors {}", entry.origin);
+        Host {
+            // An `Origin` prints as scheme://host[:port] from validated DNS labels: visible ASCII.
+            frame_ancestors: HeaderValue::from_str(&value)
+                .expect("a validated origin is visible ASCII"),
+            origin: entry.origin.clone(),
+        }
+    }
+}
+
+fn hsts_value(max_age: Duration) -> HeaderValue {
+    let value = format!("max-age={}", max_age.as_secs());
+    HeaderValue::from_str(&value).expect("max-age=<digits> is visible ASCII")
+}
+
+/// HTTP/2 carries `:authority` in the URI; HTTP/1 carries `Host` (or an absolute-form URI,
+/// which then takes precedence, as RFC 9112 says).
+fn request_authority<B>(req: &Request<B>) -> Option<&str> {
+    if let Some(authority) = req.uri().authority() {
+        return Some(authority.as_str());
+    }
+    req.headers().get(header::HOST)?.to_str().ok()
+}
+
+fn strip_port(authority: &str, default_port: u16) -> &str {
+    match authority.rsplit_once(':') {
+        Some((host, port)) if port.parse() == Ok(default_port) => host,
+        _ => authority,
+    }
+}
+
+fn log_dropped(host: &Host, policy: &ViewPolicy) {
+    for dropped in policy.dropped.iter().take(MAX_DROPPED_LOGGED) {
+        tracing::warn!(
+            host = %host.origin,
+            list = dropped.list.key(),
+            entry = ?dropped.entry,
+            reason = %dropped.reason,
+            "dropped CSP source"
+        );
+    }
+    if policy.dropped.len() > MAX_DROPPED_LOGGED {
+        tracing::warn!(
+            host = %host.origin,
+            more = policy.dropped.len() - MAX_DROPPED_LOGGED,
+            "dropped more CSP sources than are logged one by one"
+        );
+    }
+}
+
+fn bad_query(e: &QueryError) -> Response<Body> {
+    tracing::debug!(reason = %e, "refused ?csp=");
+    error(StatusCode::BAD_REQUEST, &e.to_string())
+}
+
+fn error(status: StatusCode, reason: &str) -> Response<Body> {
+    let body = format!(
+        "{} {}: {reason}\n",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or("")
+    );
+    let length = HeaderValue::from(body.len());
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, TEXT);
+    headers.insert(header::CONTENT_LENGTH, length);
+    headers.insert(header::CONTENT_SECURITY_POLICY, ERROR_CSP);
+    headers.insert(header::CACHE_CONTROL, NO_STORE);
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, NOSNIFF);
+    response
+}

@@ -1,0 +1,242 @@
+//! The built binary: `--version`, `check`, `headers`, and `serve` sending what `headers` prints.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use common::{TWO_HOSTS, write_cert};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-sandbox-proxy");
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env_remove("MCP_SANDBOX_PROXY_CONFIG")
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn write_config(dir: &Path, text: &str) -> String {
+    let path = dir.join("config.toml");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn version_names_the_revision() {
+    let out = run(&["--version"]);
+    assert!(out.status.success());
+    let line = text(&out.stdout);
+    assert!(
+        line.starts_with(&format!(
+            "mcp-sandbox-proxy {} (",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{line}"
+    );
+}
+
+#[test]
+fn check_accepts_a_good_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key, _) = write_cert(dir.path(), "s", &["chat.sandbox.test"]);
+    let config = write_config(
+        dir.path(),
+        &format!("{TWO_HOSTS}[tls]\ncert = {cert:?}\nkey = {key:?}\n"),
+    );
+    let out = run(&["check", "--config", &config]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with(&format!("ok: {config} — 2 host(s)")),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn check_refuses_a_bad_file_with_every_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(
+        dir.path(),
+        "listen = \"0.0.0.0:1\"\n[[hosts]]\norigin = \"https://a.example.com/\"\nsandbox = \"s.example.net\"\nextra = true\n",
+    );
+    let out = run(&["check", "--config", &config]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!("error: {config}:3: hosts[0].origin")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "error: {config}:5: hosts[0].extra is not a known key"
+        )),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn check_refuses_a_key_that_does_not_match_its_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, _, _) = write_cert(dir.path(), "one", &["chat.sandbox.test"]);
+    let (_, other_key, _) = write_cert(dir.path(), "two", &["chat.sandbox.test"]);
+    let config = write_config(
+        dir.path(),
+        &format!("{TWO_HOSTS}[tls]\ncert = {cert:?}\nkey = {other_key:?}\n"),
+    );
+    let out = run(&["check", "--config", &config]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("two.key: the key does not match the certificate"),
+        "{stderr}"
+    );
+    let missing = write_config(
+        dir.path(),
+        &format!("{TWO_HOSTS}[tls]\ncert = \"nope.crt\"\nkey = {other_key:?}\n"),
+    );
+    let out = run(&["check", "--config", &missing]);
+    assert!(
+        text(&out.stderr).contains("nope.crt: cannot read"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn headers_prints_the_response_head() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), TWO_HOSTS);
+    let out = run(&[
+        "headers",
+        "--config",
+        &config,
+        "--sandbox",
+        "chat.sandbox.test",
+        "--csp",
+        r#"{"connectDomains":["https://api.example.com","'unsafe-eval'"]}"#,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("HTTP/1.1 200 OK\n"), "{stdout}");
+    assert!(stdout.contains("content-security-policy: frame-ancestors https://chat.example.com\n"));
+    assert!(stdout.contains("connect-src 'self' https://api.example.com;"));
+    assert!(!stdout.contains("unsafe-eval"));
+    let out = run(&["headers", "--config", &config, "--sandbox", "nope.test"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).starts_with("HTTP/1.1 421 Misdirected Request\n"));
+}
+
+/// A `serve` process, stopped by SIGTERM when dropped.
+struct Serving {
+    child: Child,
+    addr: String,
+}
+
+impl Serving {
+    /// Starts the bare binary with configuration from the environment only.
+    fn start(config: &str) -> Serving {
+        let mut child = Command::new(BIN)
+            .env("MCP_SANDBOX_PROXY_CONFIG", config)
+            .env("MCP_SANDBOX_PROXY_LISTEN", "127.0.0.1:0")
+            .env("MCP_SANDBOX_PROXY_LOG_FORMAT", "json")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let mut lines = BufReader::new(stderr).lines();
+        let addr = loop {
+            let line = lines.next().expect("serve logs before exiting").unwrap();
+            let event: serde_json::Value =
+                serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON: {line}"));
+            if event["message"] == "listening" {
+                break event["listen"].as_str().unwrap().to_owned();
+            }
+        };
+        std::thread::spawn(move || lines.for_each(drop));
+        Serving { child, addr }
+    }
+
+    fn stop(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for Serving {
+    /// A failed assertion must not leave a server running.
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn raw_get(addr: &str, host: &str, path: &str) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+/// The head of a response, lower-case names, without what hyper adds per connection on the
+/// wire (`date`, and the `connection: close` that answers ours).
+fn head_lines(head: &str) -> Vec<String> {
+    head.lines()
+        .take_while(|line| !line.is_empty())
+        .map(|line| line.trim_end_matches('\r').to_owned())
+        .filter(|line| {
+            let lower = line.to_ascii_lowercase();
+            !lower.starts_with("date:") && !lower.starts_with("connection:")
+        })
+        .map(|line| match line.split_once(": ") {
+            Some((name, value)) => format!("{}: {value}", name.to_ascii_lowercase()),
+            None => line,
+        })
+        .collect()
+}
+
+#[test]
+fn serve_sends_exactly_what_headers_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), TWO_HOSTS);
+    let serving = Serving::start(&config);
+    let csp = r#"{"resourceDomains":["https://cdn.example.com","data:"],"frameDomains":["https://www.youtube.com"]}"#;
+    for (host, csp) in [
+        ("chat.sandbox.test", Some(csp)),
+        ("x9.studio.sandbox.test", None),
+        ("nope.test", Some(csp)),
+    ] {
+        let mut args = vec!["headers", "--config", &config, "--sandbox", host];
+        let mut path = "/".to_owned();
+        if let Some(csp) = csp {
+            args.extend(["--csp", csp]);
+            path = format!(
+                "/?csp={}",
+                url::form_urlencoded::byte_serialize(csp.as_bytes()).collect::<String>()
+            );
+        }
+        let printed = text(&run(&args).stdout);
+        let sent = raw_get(&serving.addr, host, &path);
+        assert_eq!(head_lines(&sent), head_lines(&printed), "{host}");
+    }
+    assert!(serving.stop().success(), "SIGTERM is a clean exit");
+}

@@ -1,0 +1,48 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use mcp_sandbox_proxy::config::Config;
+
+/// Two hosts: one plain, one with per-server subdomains.
+pub const TWO_HOSTS: &str = r#"
+listen = "127.0.0.1:0"
+
+[[hosts]]
+origin  = "https://chat.example.com"
+sandbox = "chat.sandbox.test"
+
+[[hosts]]
+origin  = "https://studio.example.com"
+sandbox = "studio.sandbox.test"
+per_server_subdomains = true
+"#;
+
+pub fn config(text: &str) -> Config {
+    match Config::parse("test.toml", text, Path::new(".")) {
+        Ok(loaded) => loaded.config,
+        Err(e) => panic!("test config is invalid:\n{e}"),
+    }
+}
+
+/// `?csp=` for a JSON text, encoded as a host would.
+pub fn csp_query(json: &str) -> String {
+    let encoded: String = url::form_urlencoded::byte_serialize(json.as_bytes()).collect();
+    format!("csp={encoded}")
+}
+
+/// A self-signed certificate for `names`, written as PEM files into `dir`.
+pub fn write_cert(
+    dir: &Path,
+    stem: &str,
+    names: &[&str],
+) -> (std::path::PathBuf, std::path::PathBuf, Vec<u8>) {
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let certified = rcgen::generate_simple_self_signed(names).expect("rcgen makes a certificate");
+    let cert_path = dir.join(format!("{stem}.crt"));
+    let key_path = dir.join(format!("{stem}.key"));
+    std::fs::write(&cert_path, certified.cert.pem()).unwrap();
+    std::fs::write(&key_path, certified.signing_key.serialize_pem()).unwrap();
+    (cert_path, key_path, certified.cert.der().to_vec())
+}

@@ -1,0 +1,368 @@
+//! The config loader: each rule of config.md, with the message an operator sees.
+
+use std::path::Path;
+use std::time::Duration;
+
+use mcp_sandbox_proxy::config::{Config, EMBEDDED_DEFAULT};
+
+fn errors(text: &str) -> Vec<String> {
+    match Config::parse("c.toml", text, Path::new("/etc/p")) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.problems.iter().map(|p| p.to_string()).collect(),
+    }
+}
+
+fn warnings(text: &str) -> Vec<String> {
+    match Config::parse("c.toml", text, Path::new("/etc/p")) {
+        Ok(loaded) => loaded.warnings.iter().map(|p| p.to_string()).collect(),
+        Err(e) => panic!("refused:\n{e}"),
+    }
+}
+
+const LISTEN: &str = "listen = \"127.0.0.1:8443\"\n";
+
+fn host(origin: &str, sandbox: &str) -> String {
+    format!("{LISTEN}[[hosts]]\norigin = \"{origin}\"\nsandbox = \"{sandbox}\"\n")
+}
+
+#[test]
+fn the_documented_example_and_the_embedded_default_load() {
+    let example = std::fs::read_to_string("config/example.toml").unwrap();
+    let loaded = Config::parse(
+        "example.toml",
+        &example,
+        Path::new("/etc/mcp-sandbox-proxy"),
+    )
+    .unwrap();
+    assert_eq!(loaded.config.hosts.len(), 2);
+    assert!(loaded.config.hosts[0].per_server_subdomains);
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let tls = loaded.config.tls.unwrap();
+    assert_eq!(
+        tls.certificates[0].cert,
+        Path::new("/etc/mcp-sandbox-proxy/tls/tls.crt")
+    );
+
+    let default = Config::embedded_default().unwrap();
+    assert_eq!(default.config.listen.to_string(), "127.0.0.1:8081");
+    assert_eq!(
+        default.config.hosts[0].origin.to_string(),
+        "http://localhost:8080"
+    );
+    assert_eq!(
+        default.config.demo_listen.unwrap().to_string(),
+        "127.0.0.1:8080"
+    );
+    assert!(
+        default.warnings.is_empty(),
+        "loopback development default: {:?}",
+        default.warnings
+    );
+    assert!(EMBEDDED_DEFAULT.contains("localhost:8081"));
+    let file = Config::parse("d.toml", EMBEDDED_DEFAULT, Path::new(".")).unwrap();
+    assert_eq!(
+        file.config.demo_listen, None,
+        "the demo belongs to the embedded default only"
+    );
+}
+
+#[test]
+fn defaults_for_limits_and_relative_paths() {
+    let text = format!(
+        "{}[tls]\ncert = \"tls/c.pem\"\nkey = \"tls/k.pem\"\n",
+        host("https://a.example.com", "s.example.net")
+    );
+    let config = Config::parse("c.toml", &text, Path::new("/etc/p"))
+        .unwrap()
+        .config;
+    assert_eq!(config.limits.handshake_timeout, Duration::from_secs(10));
+    assert_eq!(config.limits.max_connections, 20_000);
+    let tls = config.tls.unwrap();
+    assert_eq!(tls.certificates[0].key, Path::new("/etc/p/tls/k.pem"));
+    assert_eq!(tls.hsts_max_age, Duration::from_secs(31_536_000));
+}
+
+#[test]
+fn origin_rules_name_the_key_and_line() {
+    assert_eq!(
+        errors(&host("https://chat.example.com/app", "s.example.net")),
+        [
+            r#"c.toml:3: hosts[0].origin "https://chat.example.com/app": an origin has no path — did you mean "https://chat.example.com"?"#
+        ]
+    );
+    assert_eq!(
+        errors(&host("https://chat.example.com/", "s.example.net")),
+        [
+            r#"c.toml:3: hosts[0].origin "https://chat.example.com/": an origin has no path — did you mean "https://chat.example.com"?"#
+        ]
+    );
+    let cases = [
+        (
+            "http://chat.example.com",
+            "plain http is only for loopback hosts",
+        ),
+        (
+            "https://chat.example.com?x=1",
+            "an origin has no query or fragment",
+        ),
+        (
+            "https://chat.example.com#x",
+            "an origin has no query or fragment",
+        ),
+        (
+            "https://me@chat.example.com",
+            "an origin has no user name or password",
+        ),
+        (
+            "chat.example.com",
+            "an origin starts with http:// or https://",
+        ),
+        ("https://chat.example.com:0", "the port is not a number"),
+    ];
+    for (origin, message) in cases {
+        let errs = errors(&host(origin, "s.example.net"));
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(errs[0].starts_with("c.toml:3: hosts[0].origin"), "{errs:?}");
+        assert!(errs[0].contains(message), "{errs:?}");
+    }
+    assert!(warnings(&host("http://localhost:3000", "s.example.net")).is_empty());
+    assert!(warnings(&host("http://127.0.0.1:3000", "s.example.net")).is_empty());
+}
+
+#[test]
+fn sandbox_rules() {
+    let cases = [
+        (
+            "Sandbox.Example.Net",
+            "is lower case — did you mean \"sandbox.example.net\"?",
+        ),
+        (
+            "https://sandbox.example.net",
+            "without scheme, path or wildcard — did you mean \"sandbox.example.net\"?",
+        ),
+        ("sandbox.example.net/x", "without scheme"),
+        ("*.sandbox.example.net", "without scheme"),
+        ("sand_box.example.net", "not a DNS name"),
+        ("sandbox.example.net:99999", "port"),
+    ];
+    for (sandbox, message) in cases {
+        let errs = errors(&host("https://chat.example.com", sandbox));
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(
+            errs[0].starts_with("c.toml:4: hosts[0].sandbox"),
+            "{errs:?}"
+        );
+        assert!(errs[0].contains(message), "{errs:?} lacks {message}");
+    }
+}
+
+#[test]
+fn sandbox_names_are_unique() {
+    let text = format!(
+        "{}[[hosts]]\norigin = \"https://b.example.com\"\nsandbox = \"s.example.net\"\n",
+        host("https://a.example.com", "s.example.net")
+    );
+    assert_eq!(
+        errors(&text),
+        [r#"c.toml:7: hosts[1].sandbox "s.example.net" is already the sandbox of hosts[0]"#]
+    );
+}
+
+#[test]
+fn per_server_names_may_not_overlap_another_sandbox() {
+    let text = format!(
+        "{}per_server_subdomains = true\n[[hosts]]\norigin = \"https://b.example.com\"\nsandbox = \"x.s.example.net\"\n",
+        host("https://a.example.com", "s.example.net")
+    );
+    let errs = errors(&text);
+    assert!(
+        errs[0].contains("overlaps the sandbox \"s.example.net\" of hosts[0]"),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn same_origin_sandbox_is_an_error() {
+    let errs = errors(&host("http://localhost:8080", "localhost:8080"));
+    assert!(
+        errs[0].contains("serves the same origin as the host http://localhost:8080"),
+        "{errs:?}"
+    );
+    let tls = format!(
+        "{}[tls]\ncert = \"c\"\nkey = \"k\"\n",
+        host("https://chat.example.com", "chat.example.com")
+    );
+    assert!(errors(&tls)[0].contains("same origin"));
+    // A per-server label can land on the host's own name.
+    let text = format!(
+        "{}per_server_subdomains = true\n[tls]\ncert = \"c\"\nkey = \"k\"\n",
+        host("https://chat.example.com", "example.com")
+    );
+    assert!(
+        errors(&text)[0].contains("same origin"),
+        "{:?}",
+        errors(&text)
+    );
+    // Different port: a different origin, allowed.
+    assert!(warnings(&host("http://localhost:8080", "localhost:8081")).is_empty());
+}
+
+#[test]
+fn same_site_sandbox_is_a_warning_that_explains() {
+    let w = warnings(&host("https://chat.example.com", "sandbox.example.com"));
+    assert_eq!(w.len(), 1);
+    assert!(w[0].starts_with("c.toml:4: hosts[0].sandbox"), "{w:?}");
+    assert!(
+        w[0].contains("same site") && w[0].contains("registrable domain"),
+        "{w:?}"
+    );
+    assert!(
+        warnings(&host(
+            "https://chat.example.com",
+            "chat.example-sandbox.net"
+        ))
+        .is_empty()
+    );
+}
+
+#[test]
+fn unknown_keys_are_errors_with_the_near_miss() {
+    let text = format!(
+        "{}per_server_subdomain = true\n",
+        host("https://a.example.com", "s.example.net")
+    );
+    assert_eq!(
+        errors(&text),
+        [
+            r#"c.toml:5: hosts[0].per_server_subdomain is not a known key — did you mean "per_server_subdomains"?"#
+        ]
+    );
+    let text = format!(
+        "lisen = \"0.0.0.0:1\"\n{}",
+        host("https://a.example.com", "s.example.net")
+    );
+    assert!(
+        errors(&text)
+            .contains(&r#"c.toml:1: lisen is not a known key — did you mean "listen"?"#.to_owned())
+    );
+    let text = format!(
+        "{}[limits]\nidle_timeot = \"5s\"\n",
+        host("https://a.example.com", "s.example.net")
+    );
+    assert_eq!(
+        errors(&text),
+        [r#"c.toml:6: limits.idle_timeot is not a known key — did you mean "idle_timeout"?"#]
+    );
+    let text = format!(
+        "{}[tls]\ncert = \"c\"\nkey = \"k\"\ncertificate = \"x\"\n",
+        host("https://a.example.com", "s.example.net")
+    );
+    assert!(errors(&text)[0].contains("tls.certificate is not a known key"));
+    let text = format!(
+        "{}colour = \"blue\"\n",
+        host("https://a.example.com", "s.example.net")
+    );
+    assert!(errors(&text)[0].contains("(known keys: origin, sandbox, per_server_subdomains)"));
+}
+
+#[test]
+fn limits_are_checked() {
+    let base = host("https://a.example.com", "s.example.net");
+    let cases = [
+        (
+            "idle_timeout = \"soon\"",
+            "limits.idle_timeout \"soon\" is not a duration",
+        ),
+        (
+            "idle_timeout = 10",
+            "limits.idle_timeout must be a string, not integer",
+        ),
+        ("shutdown_grace = \"0s\"", "is not a duration"),
+        (
+            "max_connections = 0",
+            "limits.max_connections must be a whole number from 1",
+        ),
+        ("max_connections = -5", "must be a whole number"),
+        (
+            "max_query_bytes = \"big\"",
+            "limits.max_query_bytes must be a whole number",
+        ),
+    ];
+    for (line, message) in cases {
+        let errs = errors(&format!("{base}[limits]\n{line}\n"));
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(errs[0].starts_with("c.toml:6: "), "{errs:?}");
+        assert!(errs[0].contains(message), "{errs:?} lacks {message}");
+    }
+    let ok = format!(
+        "{base}[limits]\nidle_timeout = \"90s\"\nmax_query_bytes = 4096\nheader_read_timeout = \"500ms\"\n"
+    );
+    let limits = Config::parse("c.toml", &ok, Path::new("."))
+        .unwrap()
+        .config
+        .limits;
+    assert_eq!(limits.idle_timeout, Duration::from_secs(90));
+    assert_eq!(limits.max_query_bytes, 4096);
+    assert_eq!(limits.header_read_timeout, Duration::from_millis(500));
+}
+
+#[test]
+fn structural_errors() {
+    assert_eq!(
+        errors(""),
+        [
+            "c.toml:1: listen is missing (for example listen = \"0.0.0.0:8443\")",
+            "c.toml:1: hosts is missing: add at least one [[hosts]] entry"
+        ]
+    );
+    assert_eq!(
+        errors(&format!("{LISTEN}hosts = []\n")),
+        ["c.toml:2: hosts must be one or more [[hosts]] tables, not array"]
+    );
+    assert_eq!(
+        errors(
+            "listen = \"localhost:80\"\n[[hosts]]\norigin = \"https://a.example.com\"\nsandbox = \"s.example.net\"\n"
+        ),
+        [
+            "c.toml:1: listen \"localhost:80\" is not ip:port (for example \"0.0.0.0:8443\" or \"[::]:8443\")"
+        ]
+    );
+    let errs = errors(&format!(
+        "{LISTEN}[[hosts]]\norigin = \"https://a.example.com\"\n"
+    ));
+    assert_eq!(errs, ["c.toml:2: hosts[0].sandbox is missing"]);
+    let errs = errors(&format!(
+        "{}[tls]\ncert = \"c.pem\"\n",
+        host("https://a.example.com", "s.example.net")
+    ));
+    assert_eq!(errs, ["c.toml:5: tls.key is missing (a PEM file path)"]);
+    let errs = errors("listen = \n");
+    assert!(errs[0].starts_with("c.toml:1: not valid TOML"), "{errs:?}");
+    let errs = errors(&format!(
+        "{}per_server_subdomains = \"yes\"\n",
+        host("https://a.example.com", "s.example.net")
+    ));
+    assert_eq!(
+        errs,
+        ["c.toml:5: hosts[0].per_server_subdomains must be true or false, not string"]
+    );
+}
+
+#[test]
+fn every_problem_is_reported_at_once_in_line_order() {
+    let text = "listen = \"nope\"\n[[hosts]]\norigin = \"http://a.example.com\"\nsandbox = \"S.net\"\nextra = 1\n";
+    let errs = errors(text);
+    assert_eq!(errs.len(), 4, "{errs:?}");
+    let lines: Vec<&str> = errs.iter().map(|e| e.split(':').nth(1).unwrap()).collect();
+    assert_eq!(lines, ["1", "3", "4", "5"]);
+}
+
+#[test]
+fn unreadable_file_is_named() {
+    let err = Config::load(Path::new("/nonexistent/c.toml")).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("/nonexistent/c.toml:0: cannot read the config file"),
+        "{err}"
+    );
+}

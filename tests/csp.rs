@@ -1,0 +1,241 @@
+//! The view policy against the contract: `tests/data/csp-sources.tsv`, the template, and
+//! hostile declarations.
+
+use mcp_sandbox_proxy::csp::{
+    DEFAULT_POLICY, Declared, DomainList, DropReason, HostSource, QueryError, ViewPolicy,
+    policy_for_query,
+};
+
+const TABLE: &str = include_str!("data/csp-sources.tsv");
+
+fn table() -> Vec<(&'static str, bool, &'static str)> {
+    TABLE
+        .lines()
+        .filter(|line| !line.starts_with('#') && !line.trim().is_empty() || line.starts_with('\t'))
+        .map(|line| {
+            let mut fields = line.split('\t');
+            let entry = fields.next().unwrap_or_default();
+            let verdict = fields.next().unwrap_or_default();
+            let why = fields.next().unwrap_or_default();
+            assert!(matches!(verdict, "kept" | "dropped"), "bad line {line:?}");
+            (entry, verdict == "kept", why)
+        })
+        .collect()
+}
+
+#[test]
+fn every_entry_of_the_contract_table_gets_its_verdict() {
+    let rows = table();
+    assert!(
+        rows.len() >= 40,
+        "the table did not load: {} rows",
+        rows.len()
+    );
+    assert!(
+        rows.iter().any(|(entry, ..)| entry.is_empty()),
+        "the empty-entry row is read too"
+    );
+    for (entry, kept, why) in rows {
+        let parsed = entry.parse::<HostSource>();
+        assert_eq!(parsed.is_ok(), kept, "{entry:?} ({why}): got {parsed:?}");
+        if let Ok(source) = parsed {
+            assert_eq!(
+                source.as_str(),
+                entry.to_ascii_lowercase(),
+                "kept entries are only lower-cased"
+            );
+        }
+    }
+}
+
+#[test]
+fn dropped_entries_never_reach_the_header() {
+    for (entry, kept, why) in table() {
+        for list in DomainList::ALL {
+            let declared = Declared::from_lists(vec![(list, vec![entry.to_owned()])]);
+            let policy = ViewPolicy::from_declared(&declared);
+            if kept {
+                assert!(policy.dropped.is_empty());
+                assert!(
+                    policy.header().contains(&entry.to_ascii_lowercase()),
+                    "{entry:?}"
+                );
+            } else {
+                assert_eq!(policy.dropped.len(), 1, "{entry:?} ({why})");
+                assert_eq!(
+                    policy.header(),
+                    ViewPolicy::from_declared(&Declared::from_lists(vec![(list, vec![])])).header(),
+                    "{entry:?} ({why}) changed the header"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn drop_reasons_say_what_was_wrong() {
+    let cases = [
+        ("'unsafe-eval'", DropReason::Quoted),
+        ("*", DropReason::WildcardAlone),
+        ("https:", DropReason::SchemeOnly),
+        ("data:", DropReason::SchemeOnly),
+        ("https://a.com; script-src *", DropReason::Semicolon),
+        ("javascript:alert(1)", DropReason::NotHostSource),
+        (" https://a.com", DropReason::Whitespace),
+        ("https://a.com\n", DropReason::Whitespace),
+        ("https://a.com\u{0}", DropReason::Control),
+        ("https://ехаmple.com", DropReason::NonAscii),
+        ("http://example.com", DropReason::PlainOffLoopback),
+        ("https://example.com/%zz", DropReason::BadPath),
+        ("https://example.com/a'b", DropReason::Quoted),
+    ];
+    for (entry, reason) in cases {
+        assert_eq!(entry.parse::<HostSource>(), Err(reason), "{entry:?}");
+    }
+    let long = format!("https://{}.com", "a".repeat(300));
+    assert_eq!(long.parse::<HostSource>(), Err(DropReason::TooLong));
+}
+
+#[test]
+fn template_is_the_spec_template() {
+    let declared = Declared::from_json(
+        r#"{"connectDomains":["https://api.example.com","wss://rt.example.com"],
+            "resourceDomains":["https://cdn.example.com"],
+            "frameDomains":["https://www.youtube.com"],
+            "baseUriDomains":["https://cdn.example.com"]}"#,
+    )
+    .unwrap();
+    let policy = ViewPolicy::from_declared(&declared);
+    assert_eq!(
+        policy.header(),
+        "default-src 'none'; \
+         script-src 'self' 'unsafe-inline' https://cdn.example.com; \
+         style-src 'self' 'unsafe-inline' https://cdn.example.com; \
+         connect-src 'self' https://api.example.com wss://rt.example.com; \
+         img-src 'self' data: https://cdn.example.com; \
+         font-src 'self' https://cdn.example.com; \
+         media-src 'self' data: https://cdn.example.com; \
+         frame-src https://www.youtube.com; \
+         object-src 'none'; \
+         base-uri https://cdn.example.com"
+    );
+}
+
+#[test]
+fn empty_lists_use_the_template_defaults() {
+    let policy = ViewPolicy::from_declared(&Declared::from_json("{}").unwrap());
+    assert_eq!(
+        policy.header(),
+        "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; \
+         connect-src 'self'; img-src 'self' data:; font-src 'self'; media-src 'self' data:; \
+         frame-src 'none'; object-src 'none'; base-uri 'self'"
+    );
+}
+
+#[test]
+fn no_csp_parameter_is_the_spec_default() {
+    for query in [None, Some(""), Some("x=1"), Some("cspx=%7B%7D")] {
+        let policy = policy_for_query(query, 16384).unwrap();
+        assert_eq!(policy.header(), DEFAULT_POLICY, "{query:?}");
+        assert!(policy.domains.is_none());
+    }
+}
+
+#[test]
+fn output_is_sorted_and_deduplicated() {
+    let a = Declared::from_json(
+        r#"{"connectDomains":["https://b.example","https://a.example","HTTPS://B.EXAMPLE"]}"#,
+    )
+    .unwrap();
+    let b = Declared::from_json(r#"{"connectDomains":["https://a.example","https://b.example"]}"#)
+        .unwrap();
+    let (a, b) = (ViewPolicy::from_declared(&a), ViewPolicy::from_declared(&b));
+    assert_eq!(a.header(), b.header());
+    assert!(
+        a.header()
+            .contains("connect-src 'self' https://a.example https://b.example;")
+    );
+}
+
+#[test]
+fn ten_thousand_entries_give_a_bounded_deterministic_policy() {
+    let mut entries: Vec<String> = (0..10_000)
+        .map(|i| format!("https://h{}.example.com", i % 100))
+        .collect();
+    entries.extend((0..1000).map(|_| "'unsafe-eval'".to_owned()));
+    let declared = Declared::from_lists(vec![(DomainList::Connect, entries.clone())]);
+    let first = ViewPolicy::from_declared(&declared);
+    entries.reverse();
+    let second =
+        ViewPolicy::from_declared(&Declared::from_lists(vec![(DomainList::Connect, entries)]));
+    assert_eq!(first.header(), second.header());
+    assert_eq!(
+        first.header().matches("https://h").count(),
+        100,
+        "duplicates removed"
+    );
+    assert_eq!(first.dropped.len(), 1000);
+    assert!(!first.header().contains("unsafe-eval"));
+}
+
+#[test]
+fn malformed_queries_say_exactly_what_was_wrong() {
+    let q = |json: &str| {
+        format!(
+            "csp={}",
+            url::form_urlencoded::byte_serialize(json.as_bytes()).collect::<String>()
+        )
+    };
+    let cases: Vec<(String, QueryError)> = vec![
+        (
+            q("{"),
+            QueryError::Json("EOF while parsing an object at line 1 column 1".into()),
+        ),
+        (q("[]"), QueryError::NotAnObject("an array")),
+        (
+            q(r#"{"connectDomains":"https://a.com"}"#),
+            QueryError::NotAnArray {
+                key: "connectDomains",
+                found: "a string",
+            },
+        ),
+        (
+            q(r#"{"frameDomains":["https://a.com",7]}"#),
+            QueryError::NotAString {
+                key: "frameDomains",
+                index: 1,
+                found: "a number",
+            },
+        ),
+        (format!("{}&{}", q("{}"), q("{}")), QueryError::Repeated),
+    ];
+    for (query, want) in cases {
+        assert_eq!(policy_for_query(Some(&query), 16384), Err(want), "{query}");
+    }
+    let huge = format!("csp={}", "a".repeat(1 << 20));
+    assert_eq!(
+        policy_for_query(Some(&huge), 16384),
+        Err(QueryError::TooLong {
+            len: huge.len(),
+            limit: 16384
+        })
+    );
+    assert_eq!(
+        QueryError::TooLong {
+            len: 20000,
+            limit: 16384
+        }
+        .to_string(),
+        "the query is 20000 bytes; the limit is 16384 (limits.max_query_bytes)"
+    );
+}
+
+#[test]
+fn null_lists_are_absent_and_unknown_keys_ignored() {
+    let policy = policy_for_query(
+        Some("csp=%7B%22connectDomains%22%3Anull%2C%22future%22%3A%5B1%5D%7D"),
+        16384,
+    )
+    .unwrap();
+    assert!(policy.header().contains("connect-src 'self';"));
+}
