@@ -1,14 +1,263 @@
-// The relay for one MCP App view: pinned to one host origin, see protocol.md.
+// The relay between one host page and one MCP App view (spec 2026-01-26, "Sandbox proxy").
+//
+// The server rendered this page for exactly one host origin and put it, with the view policy it
+// applied, in #sandbox-config. Everything here follows from that: trust only that origin, mount
+// one view, relay JSON-RPC both ways unchanged, keep the reserved sandbox-* messages to ourselves.
 (function () {
   'use strict';
-  var config = JSON.parse(document.getElementById('sandbox-config').textContent);
-  // spec: the proxy must be framed by the host; alone it has nothing to relay.
+
+  var RESERVED_PREFIX = 'ui/notifications/sandbox-';
+  var PROXY_READY = 'ui/notifications/sandbox-proxy-ready';
+  var RESOURCE_READY = 'ui/notifications/sandbox-resource-ready';
+  var CSP_VIOLATION = 'ui/notifications/sandbox-csp-violation';
+  var DOMAIN_LISTS = ['connectDomains', 'resourceDomains', 'frameDomains', 'baseUriDomains'];
+  // Host messages held until the view is listening; a host that floods before then loses the rest.
+  var MAX_HELD = 256;
+  var DEFAULT_SANDBOX = ['allow-scripts', 'allow-same-origin', 'allow-forms'];
+  // SECURITY: a host override can only pick from these. Never allow-top-navigation*: a view must
+  // not replace the chat it is shown in.
+  var SANDBOX_ALLOWLIST = [
+    'allow-scripts', 'allow-same-origin', 'allow-forms', 'allow-popups',
+    'allow-popups-to-escape-sandbox', 'allow-modals', 'allow-downloads', 'allow-pointer-lock'
+  ];
+  // spec: permissions keys → Permissions Policy features of the inner frame's `allow`.
+  var PERMISSION_FEATURES = {
+    camera: 'camera',
+    microphone: 'microphone',
+    geolocation: 'geolocation',
+    clipboardWrite: 'clipboard-write'
+  };
+
+  var config = readConfig();
+  var hostOrigin = config.hostOrigin;
+  var view = null;          // the inner <iframe>, created when the resource arrives
+  var viewTarget = null;    // targetOrigin for posts to the view: our origin, or '*' when opaque
+  var viewListening = false;
+  var held = [];
+
+  function readConfig() {
+    var element = document.getElementById('sandbox-config');
+    return JSON.parse(element.textContent);
+  }
+
+  // spec: the proxy exists to be framed by the host; alone it has nothing to relay.
   if (window.top === window) {
+    refuse('This page is an MCP Apps sandbox proxy for ' + hostOrigin +
+      '. It only runs inside an iframe of that host.');
+    return;
+  }
+
+  reportDroppedSources();
+  window.addEventListener('message', onMessage);
+  postToHost({ jsonrpc: '2.0', method: PROXY_READY, params: {} });
+
+  function refuse(reason) {
     var p = document.createElement('p');
     p.className = 'refusal';
-    p.textContent = 'This page is an MCP Apps sandbox proxy for ' + config.hostOrigin +
-      '. It only runs inside that host\'s iframe.';
+    p.textContent = reason;
     document.body.appendChild(p);
-    return;
+    console.error('[sandbox] ' + reason);
+  }
+
+  function onMessage(event) {
+    // Nothing a peer sends may stop the relay: every failure is logged and the listener lives on.
+    try {
+      if (event.source === window.parent) {
+        if (event.origin !== hostOrigin) {
+          console.warn('[sandbox] ignored a message from ' + event.origin + ': only ' + hostOrigin + ' may drive this page');
+          return;
+        }
+        fromHost(event.data);
+      } else if (isFromView(event)) {
+        fromView(event.data);
+      }
+      // Anything else (sibling frames, popups, frames inside the view) is not a peer: ignored.
+    } catch (error) {
+      console.error('[sandbox] relay error (message dropped):', error);
+    }
+  }
+
+  // The view's window is the inner frame's contentWindow. WebKit can report a same-origin
+  // about:blank child written with document.write under another WindowProxy, so for a
+  // same-origin view we also accept a window whose frameElement is our inner frame.
+  function isFromView(event) {
+    if (!view || !event.source) return false;
+    if (event.source === view.contentWindow) return true;
+    if (viewTarget === '*' || event.origin !== window.location.origin) return false;
+    try {
+      return event.source.frameElement === view;
+    } catch (crossOrigin) {
+      return false;
+    }
+  }
+
+  function isJsonRpc(data) {
+    return data !== null && typeof data === 'object' && !Array.isArray(data) && data.jsonrpc === '2.0' &&
+      (data.method === undefined || typeof data.method === 'string');
+  }
+
+  function isReserved(data) {
+    return typeof data.method === 'string' && data.method.indexOf(RESERVED_PREFIX) === 0;
+  }
+
+  function fromHost(data) {
+    if (!isJsonRpc(data)) {
+      console.warn('[sandbox] dropped a non-JSON-RPC message from the host');
+      return;
+    }
+    if (data.method === RESOURCE_READY) {
+      // spec: resource-ready is for the proxy; it is never relayed.
+      if (view) {
+        console.warn('[sandbox] ignored a second sandbox-resource-ready: this page mounts exactly one view');
+        return;
+      }
+      mount(data.params);
+      return;
+    }
+    if (isReserved(data)) {
+      console.warn('[sandbox] dropped ' + data.method + ' from the host: reserved for the proxy');
+      return;
+    }
+    if (!viewListening) {
+      hold(data);
+      return;
+    }
+    postToView(data);
+  }
+
+  function fromView(data) {
+    if (!isJsonRpc(data)) {
+      console.warn('[sandbox] dropped a non-JSON-RPC message from the view');
+      return;
+    }
+    // spec: ui/notifications/sandbox-* are between proxy and host; a view may not forge them.
+    if (isReserved(data)) {
+      console.warn('[sandbox] dropped ' + data.method + ' from the view: reserved for the proxy');
+      return;
+    }
+    if (!viewListening) {
+      // The view's first message shows it is listening: deliver what the host sent early.
+      viewListening = true;
+      held.splice(0).forEach(postToView);
+    }
+    postToHost(data);
+  }
+
+  function hold(data) {
+    if (held.length >= MAX_HELD) {
+      console.warn('[sandbox] dropped a host message: ' + MAX_HELD + ' are already waiting for the view');
+      return;
+    }
+    held.push(data);
+  }
+
+  function postToHost(message) {
+    // SECURITY: the host's origin, never '*': nobody else may read what the view says.
+    window.parent.postMessage(message, hostOrigin);
+  }
+
+  function postToView(message) {
+    view.contentWindow.postMessage(message, viewTarget);
+  }
+
+  function mount(params) {
+    if (params === null || typeof params !== 'object' || typeof params.html !== 'string') {
+      console.error('[sandbox] sandbox-resource-ready without params.html: nothing to mount');
+      return;
+    }
+    var tokens = sandboxTokens(params.sandbox);
+    var sameOrigin = tokens.indexOf('allow-same-origin') !== -1;
+    // Both attributes must be set before the frame is inserted: a frame's sandbox flags and
+    // permissions policy are fixed when its document is created, and document.open/write
+    // reuses the initial about:blank document rather than creating a new one.
+    view = document.createElement('iframe');
+    view.setAttribute('sandbox', tokens.join(' '));
+    var allow = allowAttribute(params.permissions);
+    if (allow) view.setAttribute('allow', allow);
+    view.setAttribute('title', 'MCP App view');
+    viewTarget = sameOrigin ? window.location.origin : '*';
+    if (sameOrigin) {
+      // A real same-origin document (not srcdoc): WebGL and referrer-bound APIs need it.
+      document.body.appendChild(view);
+      var doc = view.contentDocument;
+      doc.open();
+      watchViolations(doc);
+      doc.write(params.html);
+      doc.close();
+    } else {
+      // An opaque view: srcdoc gives it a real opaque origin, which document.write cannot.
+      view.srcdoc = params.html;
+      document.body.appendChild(view);
+    }
+    warnAboutMissingDomains(params.csp);
+  }
+
+  function sandboxTokens(override) {
+    if (typeof override !== 'string') return DEFAULT_SANDBOX.slice();
+    var tokens = [];
+    override.split(/\s+/).forEach(function (token) {
+      if (!token) return;
+      if (SANDBOX_ALLOWLIST.indexOf(token) === -1) {
+        console.warn('[sandbox] ignored sandbox token "' + token + '": not on the allowlist');
+      } else if (tokens.indexOf(token) === -1) {
+        tokens.push(token);
+      }
+    });
+    return tokens;
+  }
+
+  function allowAttribute(permissions) {
+    if (permissions === null || typeof permissions !== 'object') return '';
+    var features = [];
+    Object.keys(PERMISSION_FEATURES).forEach(function (key) {
+      if (permissions[key]) features.push(PERMISSION_FEATURES[key]);
+    });
+    // A feature reaches the view only if the host's outer iframe delegates it too.
+    return features.join('; ');
+  }
+
+  // spec: the host applies the server's declared domains. The header was fixed when this page
+  // was requested (?csp=); a csp that arrives only now cannot widen it, so say what is missing.
+  function warnAboutMissingDomains(requested) {
+    if (requested === null || typeof requested !== 'object') return;
+    var applied = config.applied || {};
+    DOMAIN_LISTS.forEach(function (list) {
+      var asked = Array.isArray(requested[list]) ? requested[list] : [];
+      var have = Array.isArray(applied[list]) ? applied[list] : [];
+      var missing = asked.filter(function (domain) {
+        return typeof domain === 'string' && have.indexOf(domain.toLowerCase()) === -1;
+      });
+      if (missing.length) {
+        console.warn('[sandbox] the view asks for ' + list + ' ' + missing.join(', ') +
+          ' but the policy served with this page does not allow them: the host must pass them in ?csp= ' +
+          '(or they were dropped; see above). Policy: ' + config.policy);
+      }
+    });
+  }
+
+  function reportDroppedSources() {
+    (config.dropped || []).forEach(function (d) {
+      console.warn('[sandbox] dropped ' + d.list + ' entry ' + JSON.stringify(d.entry) + ': ' + d.reason);
+    });
+    var unlisted = (config.droppedCount || 0) - (config.dropped || []).length;
+    if (unlisted > 0) console.warn('[sandbox] ... and ' + unlisted + ' more dropped entries');
+  }
+
+  // CSP violations inside a same-origin view are seen here and passed to the host under the
+  // reserved prefix, so a host can tell its user why something in the view did not load.
+  function watchViolations(doc) {
+    doc.addEventListener('securitypolicyviolation', function (e) {
+      postToHost({
+        jsonrpc: '2.0',
+        method: CSP_VIOLATION,
+        params: {
+          effectiveDirective: e.effectiveDirective,
+          blockedURI: e.blockedURI,
+          sourceFile: e.sourceFile,
+          lineNumber: e.lineNumber,
+          disposition: e.disposition
+        }
+      });
+    });
   }
 })();
