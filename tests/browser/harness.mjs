@@ -1,0 +1,144 @@
+// Shared by the Chromium end-to-end tests: the service under test, loopback test servers,
+// certificates, the bundled SDK host, and Chromium itself. Everything binds 127.0.0.1 and is
+// stopped by the test that started it.
+import { spawn, execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { build } from 'esbuild';
+import { chromium } from 'playwright-core';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const BINARY = join(ROOT, 'target', 'release', 'mcp-sandbox-proxy');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+
+export function tempDir() {
+  return mkdtempSync(join(tmpdir(), 'msp-browser-'));
+}
+
+/** A port that was free a moment ago on 127.0.0.1. */
+export async function freePort() {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address();
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/**
+ * Runs the release binary. With `configText`, writes it to a file and serves it; without,
+ * runs the embedded default. Resolves once the service logs that it listens.
+ */
+export async function startProxy(configText, { args = [] } = {}) {
+  const env = { ...process.env, MCP_SANDBOX_PROXY_LOG_FORMAT: 'json', RUST_LOG: 'info' };
+  delete env.MCP_SANDBOX_PROXY_CONFIG;
+  const argv = ['serve', ...args];
+  if (configText !== undefined) {
+    const file = join(tempDir(), 'proxy.toml');
+    writeFileSync(file, configText);
+    argv.push('--config', file);
+  }
+  const child = spawn(BINARY, argv, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const logs = [];
+  const lines = createInterface({ input: child.stderr });
+  const listening = new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`proxy exited with ${code}:\n${logs.join('\n')}`)));
+    lines.on('line', (line) => {
+      let event;
+      try { event = JSON.parse(line); } catch { event = { message: line }; }
+      logs.push(event);
+      if (event.message === 'listening') resolve(event.listen);
+    });
+  });
+  const listen = await listening;
+  return {
+    listen,
+    logs,
+    async stop() {
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      const [code] = await once(child, 'exit');
+      return code;
+    },
+  };
+}
+
+/** A loopback HTTP server whose routes are `path → (req, res) => void`. */
+export async function startServer(routes, port = 0) {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url, 'http://x');
+    const route = routes[url.pathname];
+    if (!route) { res.writeHead(404).end('not found'); return; }
+    route(req, res, url);
+  });
+  server.listen(port, '127.0.0.1');
+  await once(server, 'listening');
+  return { port: server.address().port, close: () => new Promise((r) => server.close(r)) };
+}
+
+export function html(body, headers = {}) {
+  return (req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...headers });
+    res.end(body);
+  };
+}
+
+/**
+ * A CA-less self-signed certificate for `names` (openssl), and the SPKI hash Chromium is told
+ * to trust it by. Nothing is added to any system trust store.
+ */
+export function makeCertificate(dir, names) {
+  const cert = join(dir, 'tls.crt');
+  const key = join(dir, 'tls.key');
+  const san = names.map((n) => `DNS:${n}`).join(',');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
+    '-keyout', key, '-out', cert, '-days', '2', '-subj', `/CN=${names[0]}`, '-addext', `subjectAltName=${san}`],
+  { stdio: 'ignore' });
+  const spki = execFileSync('sh', ['-c',
+    `openssl x509 -in '${cert}' -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`]);
+  return { cert, key, spki: spki.toString().trim() };
+}
+
+/** The real ext-apps AppBridge host (sdk-host.js), bundled for the browser as one ES module. */
+export async function bundleSdkHost() {
+  const result = await build({
+    entryPoints: [join(ROOT, 'tests', 'browser', 'sdk-host.js')],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    write: false,
+    logLevel: 'silent',
+  });
+  return result.outputFiles[0].text;
+}
+
+export function exampleView(name) {
+  return readFileSync(join(ROOT, 'node_modules', '@modelcontextprotocol', `server-basic-${name}`, 'dist', 'mcp-app.html'), 'utf8');
+}
+
+/** Headless Debian Chromium with a fresh profile (playwright makes one per launch): `*.test`
+ * resolves to 127.0.0.1, and certificates with the `spki` hashes are trusted. */
+export async function launchChromium({ spki = [] } = {}) {
+  const args = [
+    '--no-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update',
+    '--disable-sync', '--disable-quic', '--disable-gpu', '--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable',
+    '--host-resolver-rules=MAP *.test 127.0.0.1, EXCLUDE localhost',
+  ];
+  if (spki.length) args.push(`--ignore-certificate-errors-spki-list=${spki.join(',')}`);
+  // playwright-core drives the given executable; it never downloads a browser of its own.
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args });
+}
+
+/** Console messages of a page and all its frames, for assertions and for failure output. */
+export function collectConsole(page) {
+  const messages = [];
+  page.on('console', (m) => messages.push(`${m.type()}: ${m.text()}`));
+  page.on('pageerror', (e) => messages.push(`pageerror: ${e.message}`));
+  return messages;
+}
