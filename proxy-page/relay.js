@@ -172,8 +172,7 @@
     // reuses the initial about:blank document rather than creating a new one.
     view = document.createElement('iframe');
     view.setAttribute('sandbox', tokens.join(' '));
-    var allow = allowAttribute(params.permissions);
-    if (allow) view.setAttribute('allow', allow);
+    view.setAttribute('allow', allowAttribute(params.permissions));
     view.setAttribute('title', 'MCP App view');
     viewTarget = sameOrigin ? window.location.origin : '*';
     if (sameOrigin) {
@@ -206,14 +205,15 @@
     return tokens;
   }
 
+  // spec: each requested permission becomes a feature of the inner frame's `allow`, joined
+  // with "; ". A feature reaches the view only if the host's outer iframe delegates it too.
+  // SECURITY: the features not requested are denied outright ('none'): their default allowlist
+  // is 'self', so a same-origin view would otherwise inherit whatever the host delegated to us.
   function allowAttribute(permissions) {
-    if (permissions === null || typeof permissions !== 'object') return '';
-    var features = [];
-    Object.keys(PERMISSION_FEATURES).forEach(function (key) {
-      if (permissions[key]) features.push(PERMISSION_FEATURES[key]);
-    });
-    // A feature reaches the view only if the host's outer iframe delegates it too.
-    return features.join('; ');
+    var requested = permissions !== null && typeof permissions === 'object' ? permissions : {};
+    return Object.keys(PERMISSION_FEATURES).map(function (key) {
+      return PERMISSION_FEATURES[key] + (requested[key] ? '' : " 'none'");
+    }).join('; ');
   }
 
   // spec: the host applies the server's declared domains. The header was fixed when this page

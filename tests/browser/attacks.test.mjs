@@ -1,0 +1,336 @@
+// What the proxy must refuse, each shown in Chromium against the running service over TLS:
+// framing by other origins, forged and repeated sandbox messages, top navigation, undeclared
+// connections, permissive view-side policies, hostile ?csp= entries; and what it must allow:
+// declared connections, opaque views that still relay, delegated permissions.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  startProxy, startServer, freePort, html, makeCertificate, launchChromium, collectConsole, tempDir,
+} from './harness.mjs';
+
+// A host page without the SDK, so each test can send exactly what it wants.
+const RAW_HOST = `<!doctype html><title>raw host</title><body><script>
+window.received = [];
+window.mountProxy = (opts) => new Promise((resolve) => {
+  const frame = document.createElement('iframe');
+  frame.id = 'proxy';
+  frame.setAttribute('sandbox', 'allow-scripts allow-same-origin allow-forms');
+  if (opts.allow) frame.setAttribute('allow', opts.allow);
+  const url = new URL(opts.proxyUrl);
+  if (opts.csp) url.searchParams.set('csp', JSON.stringify(opts.csp));
+  window.proxyOrigin = url.origin;
+  window.addEventListener('message', (event) => {
+    if (event.source !== frame.contentWindow) return;
+    window.received.push({ origin: event.origin, data: event.data });
+    if (event.data && event.data.method === 'ui/notifications/sandbox-proxy-ready') resolve();
+  });
+  frame.src = url.href;
+  document.body.appendChild(frame);
+});
+window.toProxy = (message) => document.getElementById('proxy').contentWindow.postMessage(message, window.proxyOrigin);
+window.sendResource = (params) => window.toProxy({ jsonrpc: '2.0', method: 'ui/notifications/sandbox-resource-ready', params });
+</script></body>`;
+
+/** A test view: reports to the host through the relay as JSON-RPC notifications. */
+function view(script, head = '') {
+  return `<!doctype html><html><head>${head}</head><body><script>
+function report(key, value) { parent.postMessage({ jsonrpc: '2.0', method: 'test/report', params: { key, value } }, '*'); }
+window.addEventListener('message', (e) => { if (e.source === parent && e.data && e.data.method === 'test/echo') report('echo', e.data.params); });
+${script}
+</script></body></html>`;
+}
+
+async function report(page, key) {
+  const handle = await page.waitForFunction((k) => window.received.find(
+    (m) => m.data && m.data.method === 'test/report' && m.data.params.key === k), key, { timeout: 10000 });
+  return (await handle.jsonValue()).data.params.value;
+}
+
+/** Round trip through the relay: once the echo is back, everything sent before it was handled. */
+async function roundTrip(page, token) {
+  await page.evaluate((t) => window.toProxy({ jsonrpc: '2.0', method: 'test/echo', params: t }), token);
+  await page.waitForFunction((t) => window.received.find(
+    (m) => m.data && m.data.method === 'test/report' && m.data.params.key === 'echo' && m.data.params.value === t), token);
+}
+
+function reports(received) {
+  return received.filter((m) => m.data && m.data.method === 'test/report').map((m) => m.data.params.key);
+}
+
+// Each test stops by itself: a relay that loses a message fails at its timeout, never hangs.
+const T = { timeout: 30_000 };
+
+describe('attacks on the proxy fail; declared capabilities work', () => {
+  let browser, proxy, servers = [], hostOrigin, evilOrigin, proxyUrl, allowedApi, blockedApi;
+
+  before(async () => {
+    const [hostPort, evilPort, proxyPort] = [await freePort(), await freePort(), await freePort()];
+    hostOrigin = `http://host.localhost:${hostPort}`;
+    evilOrigin = `http://evil.localhost:${evilPort}`;
+    proxyUrl = `https://chat.sandbox.test:${proxyPort}/sandbox.html`;
+    const cert = makeCertificate(tempDir(), ['chat.sandbox.test', '*.chat.sandbox.test']);
+    proxy = await startProxy(`listen = "127.0.0.1:${proxyPort}"
+[tls]
+cert = "${cert.cert}"
+key = "${cert.key}"
+[[hosts]]
+origin = "${hostOrigin}"
+sandbox = "chat.sandbox.test:${proxyPort}"
+`);
+    const sibling = `<!doctype html><script>
+window.addEventListener('message', (e) => {
+  if (e.data !== 'fire') return;
+  parent.frames[0].postMessage({ jsonrpc: '2.0', method: 'ui/notifications/sandbox-resource-ready',
+    params: { html: ${JSON.stringify(view("report('mounted', 'forged-by-sibling')")).replaceAll('</', '<\\/')} } }, '*');
+  parent.postMessage('fired', '*');
+});
+</script>`;
+    servers.push(await startServer({
+      '/raw': html(RAW_HOST),
+      '/sibling': html(sibling),
+    }, hostPort));
+    servers.push(await startServer({
+      '/frame': html(`<!doctype html><body><script>
+window.messages = [];
+window.addEventListener('message', (e) => window.messages.push(e.data));
+const f = document.createElement('iframe');
+f.onload = () => { window.loaded = true; };
+f.src = ${JSON.stringify(proxyUrl)};
+document.body.appendChild(f);
+</script></body>`),
+    }, evilPort));
+    const api = (name) => (req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' });
+      res.end(JSON.stringify({ api: name }));
+    };
+    const a = await startServer({ '/data': api('allowed') });
+    const b = await startServer({ '/data': api('blocked') });
+    servers.push(a, b);
+    allowedApi = `http://127.0.0.1:${a.port}`;
+    blockedApi = `http://127.0.0.1:${b.port}`;
+    browser = await launchChromium({ spki: [cert.spki] });
+  });
+
+  after(async () => {
+    await browser?.close();
+    for (const server of servers) await server.close();
+    assert.equal(await proxy?.stop(), 0);
+  });
+
+  /** A fresh page on the host origin with the proxy mounted (no resource sent yet). */
+  async function hostPage(t, opts = {}) {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const console = collectConsole(page);
+    t.after(async () => {
+      if (t.passed === false) t.diagnostic(console.join('\n'));
+      await context.close();
+    });
+    await page.goto(`${hostOrigin}/raw`);
+    await page.evaluate((o) => window.mountProxy(o), { proxyUrl, ...opts });
+    const proxyFrame = page.frames().find((f) => f.url().startsWith(proxyUrl));
+    return { page, console, proxyFrame };
+  }
+
+  it('a page on an unlisted origin cannot frame the proxy', T, async (t) => {
+    const context = await browser.newContext();
+    t.after(() => context.close());
+    const page = await context.newPage();
+    const console = collectConsole(page);
+    await page.goto(`${evilOrigin}/frame`);
+    await page.waitForFunction(() => window.loaded === true);
+    assert.deepEqual(await page.evaluate(() => window.messages), [], 'no sandbox-proxy-ready reaches the framer');
+    assert.ok(!page.frames().some((f) => f.url().startsWith(proxyUrl)), 'the proxy page is not loaded in the frame');
+    assert.ok(console.some((m) => m.includes('frame-ancestors')), console.join('\n'));
+  });
+
+  it('the proxy refuses to run unframed', T, async (t) => {
+    const context = await browser.newContext();
+    t.after(() => context.close());
+    const page = await context.newPage();
+    await page.goto(proxyUrl);
+    assert.match(await page.locator('.refusal').textContent(), /sandbox proxy for http:\/\/host\.localhost:\d+\. It only runs inside an iframe of that host/);
+  });
+
+  it('sandbox-proxy-ready is posted once, to the host origin only', T, async (t) => {
+    const { page } = await hostPage(t);
+    const ready = (await page.evaluate(() => window.received)).filter(
+      (m) => m.data.method === 'ui/notifications/sandbox-proxy-ready');
+    assert.equal(ready.length, 1);
+    assert.deepEqual(ready[0].data, { jsonrpc: '2.0', method: 'ui/notifications/sandbox-proxy-ready', params: {} });
+  });
+
+  it("a sibling frame's forged sandbox-resource-ready is ignored, even from the host's origin", T, async (t) => {
+    const { page, proxyFrame } = await hostPage(t);
+    await page.evaluate(() => new Promise((resolve) => {
+      const sibling = document.createElement('iframe');
+      sibling.src = '/sibling';
+      sibling.onload = () => {
+        window.addEventListener('message', (e) => { if (e.data === 'fired') resolve(); });
+        sibling.contentWindow.postMessage('fire', '*');
+      };
+      document.body.appendChild(sibling);
+    }));
+    // The proxy handles messages in order: a host round trip after the forgery settles it.
+    await page.evaluate(() => window.toProxy({ jsonrpc: '2.0', method: 'ping-before-mount', id: 1 }));
+    assert.equal(await proxyFrame.evaluate(() => document.querySelectorAll('iframe').length), 0, 'nothing was mounted');
+    await page.evaluate((html) => window.sendResource({ html }), view("report('mounted', 'from-host')"));
+    assert.equal(await report(page, 'mounted'), 'from-host');
+    assert.equal(await proxyFrame.evaluate(() => document.querySelectorAll('iframe').length), 1);
+  });
+
+  it('the view cannot forge sandbox-* messages to the host or the proxy', T, async (t) => {
+    const { page, proxyFrame } = await hostPage(t);
+    const forged = view("report('mounted', 'forged-by-view')");
+    await page.evaluate((html) => window.sendResource({ html }), view(`
+      parent.postMessage({ jsonrpc: '2.0', method: 'ui/notifications/sandbox-resource-ready', params: { html: ${JSON.stringify(forged).replaceAll('</', '<\\/')} } }, '*');
+      parent.postMessage({ jsonrpc: '2.0', method: 'ui/notifications/sandbox-proxy-ready', params: {} }, '*');
+      report('done', true);`));
+    assert.equal(await report(page, 'done'), true);
+    await roundTrip(page, 'settled');
+    const received = await page.evaluate(() => window.received);
+    assert.equal(received.filter((m) => m.data.method?.startsWith('ui/notifications/sandbox-')).length, 1,
+      'only the proxy\'s own sandbox-proxy-ready reached the host');
+    assert.ok(!reports(received).includes('mounted'));
+    assert.equal(await proxyFrame.evaluate(() => document.querySelectorAll('iframe').length), 1);
+  });
+
+  it('a second sandbox-resource-ready is ignored', T, async (t) => {
+    const { page, console, proxyFrame } = await hostPage(t);
+    await page.evaluate((html) => window.sendResource({ html }), view("report('mounted', 'first')"));
+    assert.equal(await report(page, 'mounted'), 'first');
+    await page.evaluate((html) => window.sendResource({ html }), view("report('mounted', 'second')"));
+    await roundTrip(page, 'after-second');
+    const mounted = (await page.evaluate(() => window.received)).filter((m) => m.data.params?.key === 'mounted');
+    assert.deepEqual(mounted.map((m) => m.data.params.value), ['first']);
+    assert.equal(await proxyFrame.evaluate(() => document.querySelectorAll('iframe').length), 1);
+    assert.ok(console.some((m) => m.includes('ignored a second sandbox-resource-ready')), console.join('\n'));
+  });
+
+  it('host messages sent before the view listens are held and delivered in order', T, async (t) => {
+    const { page } = await hostPage(t);
+    await page.evaluate((html) => {
+      window.sendResource({ html });
+      for (const n of [1, 2, 3]) window.toProxy({ jsonrpc: '2.0', method: 'test/early', params: n });
+    }, view(`
+      const early = [];
+      window.addEventListener('message', (e) => { if (e.data.method === 'test/early') { early.push(e.data.params); if (early.length === 3) report('early', early); } });
+      report('listening', true);`));
+    assert.deepEqual(await report(page, 'early'), [1, 2, 3]);
+  });
+
+  it('the view cannot navigate the top window', T, async (t) => {
+    const { page } = await hostPage(t);
+    const before = page.url();
+    await page.evaluate(([html]) => window.sendResource({ html }), [view(`
+      let outcome = 'navigated';
+      try { window.top.location.href = ${JSON.stringify(`${evilOrigin}/frame`)}; } catch (e) { outcome = 'threw ' + e.name; }
+      report('top', outcome);`)]);
+    await report(page, 'top');
+    await roundTrip(page, 'after-navigation-attempt');
+    assert.equal(page.url(), before, 'the host page is still there');
+  });
+
+  it('connectDomains: a declared loopback API is reachable, an undeclared one is not', T, async (t) => {
+    const { page } = await hostPage(t, { csp: { connectDomains: [allowedApi] } });
+    await page.evaluate(([html, csp]) => window.sendResource({ html, csp }), [view(`
+      const get = (url) => fetch(url).then((r) => r.json()).then((j) => j.api, () => 'blocked');
+      Promise.all([get(${JSON.stringify(`${allowedApi}/data`)}), get(${JSON.stringify(`${blockedApi}/data`)})])
+        .then(([a, b]) => report('fetch', { a, b }));`), { connectDomains: [allowedApi] }]);
+    assert.deepEqual(await report(page, 'fetch'), { a: 'allowed', b: 'blocked' });
+    const violations = await page.waitForFunction(() => window.received.filter(
+      (m) => m.data.method === 'ui/notifications/sandbox-csp-violation'));
+    const notices = await violations.jsonValue();
+    assert.ok(notices.some((m) => m.data.params.effectiveDirective === 'connect-src' && m.data.params.blockedURI.startsWith(blockedApi)),
+      JSON.stringify(notices));
+  });
+
+  it("a view's own permissive <meta> policy does not loosen the header", T, async (t) => {
+    const { page } = await hostPage(t, { csp: { connectDomains: [allowedApi] } });
+    await page.evaluate((html) => window.sendResource({ html }), view(`
+      fetch(${JSON.stringify(`${blockedApi}/data`)}).then(() => report('fetch', 'allowed'), () => report('fetch', 'blocked'));`,
+    '<meta http-equiv="Content-Security-Policy" content="default-src * \'unsafe-inline\' \'unsafe-eval\'; connect-src *">'));
+    assert.equal(await report(page, 'fetch'), 'blocked');
+  });
+
+  it('hostile ?csp= entries never reach the header', T, async (t) => {
+    const hostile = ['*', `${blockedApi}; connect-src *`, "'unsafe-eval'", 'https:', 'http:', 'data:', `${blockedApi} *`];
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    t.after(() => context.close());
+    const header = new Promise((resolve) => page.on('response', async (r) => {
+      if (r.url().startsWith(proxyUrl)) resolve(await r.headerValue('content-security-policy'));
+    }));
+    await page.goto(`${hostOrigin}/raw`);
+    await page.evaluate((o) => window.mountProxy(o), { proxyUrl, csp: { connectDomains: hostile, resourceDomains: hostile } });
+    const directives = (await header).split(/;\s*|,\s*/);
+    // Nothing was kept: the directives that take declared domains hold only the template's words.
+    assert.ok(directives.includes("connect-src 'self'"), directives.join('\n'));
+    assert.ok(directives.includes("script-src 'self' 'unsafe-inline'"), directives.join('\n'));
+    assert.ok(directives.includes("img-src 'self' data:"), directives.join('\n'));
+    await page.evaluate((html) => window.sendResource({ html }), view(`
+      let evaluated = 'blocked'; try { eval('1'); evaluated = 'ran'; } catch (e) {}
+      fetch(${JSON.stringify(`${blockedApi}/data`)}).then(() => 'allowed', () => 'blocked').then((f) => report('hostile', { evaluated, fetch: f }));`));
+    assert.deepEqual(await report(page, 'hostile'), { evaluated: 'blocked', fetch: 'blocked' });
+  });
+
+  it('an opaque sandbox override really gives origin null, drops forbidden tokens, and still relays', T, async (t) => {
+    const { page, proxyFrame } = await hostPage(t);
+    await page.evaluate((html) => window.sendResource({ html, sandbox: 'allow-scripts allow-top-navigation allow-top-navigation-by-user-activation' }),
+      view("report('origin', self.origin)"));
+    assert.equal(await report(page, 'origin'), 'null');
+    assert.equal(await proxyFrame.evaluate(() => document.querySelector('iframe').getAttribute('sandbox')), 'allow-scripts');
+    assert.equal(await proxyFrame.evaluate(() => document.querySelector('iframe').hasAttribute('srcdoc')), true);
+    await roundTrip(page, 'opaque-relay');
+  });
+
+  it('the default mount is same-origin with the proxy, through document.write', T, async (t) => {
+    const { page, proxyFrame } = await hostPage(t);
+    await page.evaluate((html) => window.sendResource({ html }), view("report('origin', self.origin)"));
+    assert.equal(await report(page, 'origin'), new URL(proxyUrl).origin);
+    const attrs = await proxyFrame.evaluate(() => {
+      const f = document.querySelector('iframe');
+      return { sandbox: f.getAttribute('sandbox'), srcdoc: f.hasAttribute('srcdoc'), allow: f.getAttribute('allow') };
+    });
+    assert.deepEqual(attrs, {
+      sandbox: 'allow-scripts allow-same-origin allow-forms',
+      srcdoc: false,
+      allow: "camera 'none'; microphone 'none'; geolocation 'none'; clipboard-write 'none'",
+    });
+  });
+
+  for (const { name, allow, permissions, expected } of [
+    { name: 'requested and delegated: allowed', allow: 'camera', permissions: { camera: {} }, expected: true },
+    { name: 'requested, not delegated by the host: denied', allow: undefined, permissions: { camera: {} }, expected: false },
+    { name: 'delegated, not requested: denied', allow: 'camera', permissions: {}, expected: false },
+  ]) {
+    it(`camera permission ${name}`, T, async (t) => {
+      const { page } = await hostPage(t, { allow });
+      await page.evaluate(([html, p]) => window.sendResource({ html, permissions: p }),
+        [view("report('camera', document.featurePolicy.allowsFeature('camera'))"), permissions]);
+      assert.equal(await report(page, 'camera'), expected);
+    });
+  }
+
+  it('non-JSON-RPC data is dropped and the relay keeps relaying', T, async (t) => {
+    const { page } = await hostPage(t);
+    await page.evaluate((html) => window.sendResource({ html }), view(`
+      for (const junk of ['text', 42, null, [1], { jsonrpc: '1.0', method: 'x' }, { jsonrpc: '2.0', method: 7 }]) parent.postMessage(junk, '*');
+      report('after-junk', true);`));
+    assert.equal(await report(page, 'after-junk'), true);
+    await page.evaluate(() => {
+      for (const junk of ['text', 42, null, [1], { method: 'x' }]) window.toProxy(junk);
+    });
+    await roundTrip(page, 'still-relaying');
+    const received = await page.evaluate(() => window.received);
+    assert.ok(received.every((m) => m.data && m.data.jsonrpc === '2.0'), JSON.stringify(received));
+  });
+
+  it('warns when params.csp asks for domains the served policy lacks', T, async (t) => {
+    const { page, console } = await hostPage(t);
+    await page.evaluate((html) => window.sendResource({ html, csp: { connectDomains: ['https://api.example.com'] } }),
+      view("report('mounted', true)"));
+    await report(page, 'mounted');
+    assert.ok(console.some((m) => m.includes('connectDomains https://api.example.com') && m.includes('?csp=')), console.join('\n'));
+  });
+});
