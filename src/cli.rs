@@ -122,7 +122,7 @@ async fn serve(args: ServeArgs) -> ExitCode {
     if let Some(listen) = args.listen {
         config.listen = listen;
     }
-    let server = match Server::bind(&config).await {
+    let server = match Server::bind(config.clone(), args.config.clone()).await {
         Ok(server) => server,
         Err(e) => {
             tracing::error!(error = %e, "not started");
@@ -202,11 +202,27 @@ fn check(path: &Path) -> ExitCode {
     for warning in &warnings {
         println!("warning: {warning}");
     }
-    if let Some(files) = &config.tls
-        && let Err(e) = tls::load_all(files, &tls::provider())
-    {
-        eprintln!("error: {e}");
-        return ExitCode::FAILURE;
+    if let Some(files) = &config.tls {
+        let resolver = match tls::load_all(files, &tls::provider()) {
+            Ok(resolver) => resolver,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        let report = resolver.report(&config.hosts, now);
+        for warning in &report.warnings {
+            println!("warning: {warning}");
+        }
+        if !report.errors.is_empty() {
+            for error in &report.errors {
+                eprintln!("error: {error}");
+            }
+            return ExitCode::FAILURE;
+        }
     }
     println!(
         "ok: {} — {} host(s), listen {}{}",

@@ -32,6 +32,8 @@ pub struct Config {
     pub limits: Limits,
     /// Only the embedded default serves the demo host page.
     pub demo_listen: Option<SocketAddr>,
+    /// How often the config and certificate files are checked for changes; zero: never.
+    pub watch_interval: Duration,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -84,6 +86,7 @@ impl Default for Limits {
 }
 
 const DEFAULT_HSTS_MAX_AGE: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+const DEFAULT_WATCH_INTERVAL: Duration = Duration::from_secs(5);
 
 /// One problem in a config file, located by key and line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -258,11 +261,15 @@ impl<'a> Walker<'a> {
     }
 
     fn config(&mut self, doc: &Table<'_>) -> Option<Config> {
-        self.reject_unknown_keys(
-            doc,
-            "",
-            &["listen", "admin_listen", "tls", "hosts", "limits"],
-        );
+        let known = [
+            "listen",
+            "admin_listen",
+            "watch_interval",
+            "tls",
+            "hosts",
+            "limits",
+        ];
+        self.reject_unknown_keys(doc, "", &known);
         let listen = match doc.get("listen") {
             Some(value) => self.socket_addr(value, "listen"),
             None => {
@@ -285,6 +292,10 @@ impl<'a> Walker<'a> {
             Some(value) => self.limits(value),
             None => Limits::default(),
         };
+        let watch_interval = match doc.get("watch_interval") {
+            Some(value) => self.duration(value, "watch_interval", true),
+            None => Some(DEFAULT_WATCH_INTERVAL),
+        };
         let default_port = if doc.contains_key("tls") { 443 } else { 80 };
         let hosts = self.hosts(doc.get("hosts"), default_port);
         Some(Config {
@@ -294,6 +305,7 @@ impl<'a> Walker<'a> {
             hosts,
             limits,
             demo_listen: None,
+            watch_interval: watch_interval?,
         })
     }
 

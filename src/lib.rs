@@ -2,12 +2,16 @@
 //!
 //! The library does the work; `main.rs` only wires the command line to it.
 
+pub mod admin;
 pub mod cli;
 pub mod config;
 pub mod csp;
+pub mod deadline;
 pub mod demo;
+pub mod metrics;
 pub mod origin;
 pub mod page;
+pub mod reload;
 pub mod server;
 pub mod service;
 pub mod telemetry;

@@ -3,14 +3,17 @@
 //! Each connection runs in its own task, handshake included, holding one permit of the
 //! connection cap. The HTTP version is chosen explicitly (ALPN over TLS, the h2 preface over
 //! plain TCP) so that every phase has a deadline; hyper's auto-detecting builder reads the
-//! first bytes without one.
+//! first bytes without one. A connection keeps the config generation it was accepted under, so
+//! a reload never drops one.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -26,11 +29,13 @@ use tokio::sync::{Semaphore, watch};
 use tokio_rustls::TlsAcceptor;
 
 use crate::config::{Config, Limits};
+use crate::deadline::{Activity, Deadlined, Deadlines, is_deadline};
+use crate::metrics::{CertExpiry, Metrics};
 use crate::service::{Body, Service};
-use crate::tls;
+use crate::{admin, reload, tls};
 
-/// Answers one request; the proxy service and the demo host page are both one of these.
-pub type Handler = Arc<dyn Fn(&Request<Incoming>) -> Response<Body> + Send + Sync>;
+/// Answers one request; the second argument is the TLS server name (SNI) of its connection.
+pub type Handler = Arc<dyn Fn(&Request<Incoming>, Option<&str>) -> Response<Body> + Send + Sync>;
 
 /// Why the server could not start. Nothing is listening when this is returned.
 #[derive(Debug, thiserror::Error)]
@@ -46,18 +51,68 @@ const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 const MIN_ACCEPT_BACKOFF: Duration = Duration::from_millis(5);
 const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
 
-/// Everything a connection task needs, shared by all of them.
-struct Shared {
+/// What a connection needs from the config it was accepted under.
+pub struct Site {
     handler: Handler,
     tls: Option<TlsAcceptor>,
     limits: Limits,
+}
+
+impl Site {
+    fn plain(handler: Handler, limits: Limits) -> Arc<Site> {
+        Arc::new(Site {
+            handler,
+            tls: None,
+            limits,
+        })
+    }
+}
+
+/// One loaded config: the public service, its certificates, its limits.
+pub struct Generation {
+    pub config: Config,
+    pub site: Arc<Site>,
+    pub certificates: Vec<CertExpiry>,
+}
+
+impl Generation {
+    /// Builds everything a config needs before it can serve; fails without side effects.
+    pub fn build(config: Config, metrics: &Arc<Metrics>) -> Result<Generation, ServeError> {
+        let service = Arc::new(Service::with_metrics(&config, metrics));
+        let handler: Handler = Arc::new(move |req, sni| service.handle_on(req, sni));
+        let (acceptor, certificates) = match &config.tls {
+            Some(files) => {
+                let provider = tls::provider();
+                let resolver = tls::load_all(files, &provider)?;
+                let certificates = resolver.expiries();
+                let server_config = tls::server_config(Arc::new(resolver), provider)?;
+                (
+                    Some(TlsAcceptor::from(Arc::new(server_config))),
+                    certificates,
+                )
+            }
+            None => (None, Vec::new()),
+        };
+        let site = Arc::new(Site {
+            handler,
+            tls: acceptor,
+            limits: config.limits.clone(),
+        });
+        Ok(Generation {
+            config,
+            site,
+            certificates,
+        })
+    }
 }
 
 /// One bound listener and what it serves.
 struct Listener {
     name: &'static str,
     socket: TcpListener,
-    shared: Arc<Shared>,
+    site: watch::Receiver<Arc<Site>>,
+    /// Only the public listener counts connections and handshakes.
+    metrics: Option<Arc<Metrics>>,
 }
 
 /// Bound listeners, ready to run. Binding is separate from running so that callers (tests,
@@ -66,48 +121,61 @@ pub struct Server {
     listeners: Vec<Listener>,
     connections: Arc<Semaphore>,
     shutdown_grace: Duration,
+    ready: Arc<AtomicBool>,
+    reloader: reload::Reloader,
 }
 
 impl Server {
     /// Loads certificates and binds every listener of `config`. Fails as a whole.
-    pub async fn bind(config: &Config) -> Result<Server, ServeError> {
-        let service = Arc::new(Service::new(config));
-        let handler: Handler = Arc::new(move |req| service.handle(req));
-        let acceptor = match &config.tls {
-            Some(files) => {
-                let provider = tls::provider();
-                let resolver = Arc::new(tls::load_all(files, &provider)?);
-                let server_config = tls::server_config(resolver, provider)?;
-                Some(TlsAcceptor::from(Arc::new(server_config)))
-            }
-            None => None,
-        };
+    /// `config_path` is the file to reload on SIGHUP and when it changes; `None` for the
+    /// embedded default.
+    pub async fn bind(config: Config, config_path: Option<PathBuf>) -> Result<Server, ServeError> {
+        let metrics = Metrics::new();
+        let generation = Generation::build(config, &metrics)?;
+        metrics.set_certificates(generation.certificates.clone());
+        let config = generation.config.clone();
+        let (site_tx, site_rx) = watch::channel(generation.site.clone());
+        let ready = Arc::new(AtomicBool::new(false));
         let mut listeners = vec![Listener {
             name: "public",
             socket: bind(config.listen).await?,
-            shared: Arc::new(Shared {
-                handler,
-                tls: acceptor,
-                limits: config.limits.clone(),
-            }),
+            site: site_rx,
+            metrics: Some(metrics.clone()),
         }];
         if let Some(addr) = config.demo_listen {
             let proxy_url = format!("http://{}", config.hosts[0].sandbox);
             let demo = Arc::new(crate::demo::DemoHost::new(&proxy_url));
+            let site = Site::plain(
+                Arc::new(move |req, _| demo.handle(req)),
+                config.limits.clone(),
+            );
             listeners.push(Listener {
                 name: "demo",
                 socket: bind(addr).await?,
-                shared: Arc::new(Shared {
-                    handler: Arc::new(move |req| demo.handle(req)),
-                    tls: None,
-                    limits: config.limits.clone(),
-                }),
+                site: watch::channel(site).1,
+                metrics: None,
             });
         }
+        if let Some(addr) = config.admin_listen {
+            let admin = Arc::new(admin::Admin::new(metrics.clone(), ready.clone()));
+            let site = Site::plain(
+                Arc::new(move |req, _| admin.handle(req)),
+                config.limits.clone(),
+            );
+            listeners.push(Listener {
+                name: "admin",
+                socket: bind(addr).await?,
+                site: watch::channel(site).1,
+                metrics: None,
+            });
+        }
+        let reloader = reload::Reloader::new(config_path, generation, site_tx, metrics);
         Ok(Server {
             listeners,
             connections: Arc::new(Semaphore::new(config.limits.max_connections)),
             shutdown_grace: config.limits.shutdown_grace,
+            ready,
+            reloader,
         })
     }
 
@@ -122,6 +190,11 @@ impl Server {
         self.addr_of("demo")
     }
 
+    /// The address of the admin listener, when configured.
+    pub fn admin_addr(&self) -> Option<SocketAddr> {
+        self.addr_of("admin")
+    }
+
     fn addr_of(&self, name: &str) -> Option<SocketAddr> {
         self.listeners
             .iter()
@@ -129,37 +202,56 @@ impl Server {
             .and_then(|l| l.socket.local_addr().ok())
     }
 
-    /// Serves until `shutdown` resolves, then stops accepting, lets in-flight requests finish
-    /// and closes idle connections, waiting at most `shutdown_grace`.
+    /// Serves until `shutdown` resolves, then stops accepting, reports not ready, lets
+    /// in-flight requests finish and closes idle connections, waiting at most `shutdown_grace`.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
         let graceful = Arc::new(GracefulShutdown::new());
         let (stop_tx, stop_rx) = watch::channel(false);
-        let mut accept_loops = Vec::new();
+        // The admin listener answers through the drain, so probes see "not ready"; it stops
+        // only when the drain is over.
+        let (admin_stop_tx, admin_stop_rx) = watch::channel(false);
+        let mut public_loops = Vec::new();
+        let mut admin_loop = None;
         for listener in self.listeners {
-            let stop = stop_rx.clone();
-            let connections = self.connections.clone();
-            let graceful = graceful.clone();
-            accept_loops.push(tokio::spawn(accept_loop(
-                listener,
-                connections,
-                graceful,
-                stop,
-            )));
+            if listener.name == "admin" {
+                admin_loop = Some(tokio::spawn(accept_connections(
+                    listener,
+                    None,
+                    None,
+                    admin_stop_rx.clone(),
+                )));
+            } else {
+                let cap = Some(self.connections.clone());
+                let task =
+                    accept_connections(listener, cap, Some(graceful.clone()), stop_rx.clone());
+                public_loops.push(tokio::spawn(task));
+            }
         }
+        let reloader = tokio::spawn(self.reloader.run(stop_rx));
+        self.ready.store(true, Ordering::SeqCst);
         shutdown.await;
-        tracing::info!(grace = ?self.shutdown_grace, "shutting down: no new connections");
+        self.ready.store(false, Ordering::SeqCst);
+        tracing::info!(grace = ?self.shutdown_grace, "draining: no new connections, not ready");
         let _ = stop_tx.send(true);
-        for accept_loop in accept_loops {
-            let _ = accept_loop.await;
+        for task in public_loops {
+            let _ = task.await;
         }
-        // The accept loops held the only other references, and they have ended.
-        let Ok(graceful) = Arc::try_unwrap(graceful) else {
-            tracing::warn!("connections could not be drained; closing them");
-            return;
-        };
-        match tokio::time::timeout(self.shutdown_grace, graceful.shutdown()).await {
-            Ok(()) => tracing::info!("all connections closed"),
-            Err(_) => tracing::warn!("shutdown grace ran out; closing the remaining connections"),
+        let _ = reloader.await;
+        // The public accept loops held the only other references, and they have ended.
+        match Arc::try_unwrap(graceful) {
+            Ok(graceful) => {
+                match tokio::time::timeout(self.shutdown_grace, graceful.shutdown()).await {
+                    Ok(()) => tracing::info!("drained: all connections closed"),
+                    Err(_) => {
+                        tracing::warn!("shutdown grace ran out; closing the remaining connections")
+                    }
+                }
+            }
+            Err(_) => tracing::warn!("connections could not be drained; closing them"),
+        }
+        let _ = admin_stop_tx.send(true);
+        if let Some(admin_loop) = admin_loop {
+            let _ = admin_loop.await;
         }
     }
 }
@@ -170,21 +262,26 @@ async fn bind(addr: SocketAddr) -> Result<TcpListener, ServeError> {
         .map_err(|source| ServeError::Bind { addr, source })
 }
 
-async fn accept_loop(
+/// Accepts until `stop` changes. `cap` bounds open connections (a permit per connection);
+/// `graceful` lets the drain wait for them.
+async fn accept_connections(
     listener: Listener,
-    connections: Arc<Semaphore>,
-    graceful: Arc<GracefulShutdown>,
+    cap: Option<Arc<Semaphore>>,
+    graceful: Option<Arc<GracefulShutdown>>,
     mut stop: watch::Receiver<bool>,
 ) {
     let mut backoff = MIN_ACCEPT_BACKOFF;
     loop {
         // The permit is taken before accepting: at the cap, new clients wait in the kernel's
         // backlog instead of costing a task each.
-        let permit = tokio::select! {
-            _ = stop.changed() => return,
-            permit = connections.clone().acquire_owned() => match permit {
-                Ok(permit) => permit,
-                Err(_) => return,
+        let permit = match &cap {
+            None => None,
+            Some(cap) => tokio::select! {
+                _ = stop.changed() => return,
+                permit = cap.clone().acquire_owned() => match permit {
+                    Ok(permit) => Some(permit),
+                    Err(_) => return,
+                },
             },
         };
         let accepted = tokio::select! {
@@ -194,16 +291,21 @@ async fn accept_loop(
         match accepted {
             Ok((stream, peer)) => {
                 backoff = MIN_ACCEPT_BACKOFF;
-                let shared = listener.shared.clone();
-                let watcher = graceful.watcher();
+                let site = listener.site.borrow().clone();
+                let metrics = listener.metrics.clone();
+                let watcher = graceful.as_ref().map(|g| g.watcher());
                 tokio::spawn(async move {
-                    serve_connection(stream, peer, shared, watcher).await;
-                    drop(permit);
+                    let open = metrics.as_ref().map(|m| m.connection_opened());
+                    serve_connection(stream, peer, site, watcher, metrics.as_deref()).await;
+                    drop((open, permit));
                 });
             }
             Err(e) => {
                 // EMFILE and friends: the listener is fine, the process is out of something.
                 // Retrying at once would spin; wait, and longer each time.
+                if let Some(metrics) = &listener.metrics {
+                    metrics.accept_failed();
+                }
                 tracing::warn!(listener = listener.name, error = %e, ?backoff, "accept failed");
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(MAX_ACCEPT_BACKOFF);
@@ -215,27 +317,38 @@ async fn accept_loop(
 async fn serve_connection(
     stream: TcpStream,
     peer: SocketAddr,
-    shared: Arc<Shared>,
-    watcher: Watcher,
+    site: Arc<Site>,
+    watcher: Option<Watcher>,
+    metrics: Option<&Metrics>,
 ) {
     let _ = stream.set_nodelay(true);
-    let limits = &shared.limits;
-    match &shared.tls {
+    let activity = Activity::new();
+    let limits = &site.limits;
+    let deadlines = Deadlines {
+        header_read: limits.header_read_timeout,
+        idle: limits.idle_timeout,
+    };
+    let result = match &site.tls {
         Some(acceptor) => {
             let handshake = tokio::time::timeout(limits.handshake_timeout, acceptor.accept(stream));
             let tls_stream = match handshake.await {
                 Ok(Ok(s)) => s,
                 Ok(Err(e)) => {
+                    metrics.inspect(|m| m.handshake_failed());
                     tracing::debug!(%peer, error = %e, "TLS handshake failed");
                     return;
                 }
                 Err(_) => {
+                    metrics.inspect(|m| m.handshake_failed());
                     tracing::debug!(%peer, "TLS handshake deadline passed");
                     return;
                 }
             };
-            let h2 = tls_stream.get_ref().1.alpn_protocol() == Some(b"h2");
-            serve_http(tls_stream, h2, &shared, watcher).await;
+            let (_, session) = tls_stream.get_ref();
+            let h2 = session.alpn_protocol() == Some(b"h2");
+            let sni = session.server_name().map(str::to_owned);
+            let io = Deadlined::new(tls_stream, activity.clone(), deadlines, h2);
+            serve_http(io, h2, sni, &site, activity, watcher).await
         }
         None => {
             let sniff = tokio::time::timeout(limits.header_read_timeout, read_preface(stream));
@@ -246,11 +359,21 @@ async fn serve_connection(
                     return;
                 }
                 Err(_) => {
+                    metrics.inspect(|m| m.deadline_passed());
                     tracing::debug!(%peer, "header read deadline passed before the first byte");
                     return;
                 }
             };
-            serve_http(stream, h2, &shared, watcher).await;
+            let io = Deadlined::new(stream, activity.clone(), deadlines, h2);
+            serve_http(io, h2, None, &site, activity, watcher).await
+        }
+    };
+    if let Err(e) = result {
+        if is_deadline(e.as_ref()) {
+            metrics.inspect(|m| m.deadline_passed());
+            tracing::debug!(%peer, "connection deadline passed");
+        } else {
+            tracing::debug!(%peer, error = %e, "connection ended with an error");
         }
     }
 }
@@ -273,18 +396,29 @@ async fn read_preface(mut stream: TcpStream) -> io::Result<(Prefixed<TcpStream>,
     }
 }
 
-async fn serve_http<I>(io: I, h2: bool, shared: &Arc<Shared>, watcher: Watcher)
+type ConnectionError = Box<dyn std::error::Error + Send + Sync>;
+
+async fn serve_http<I>(
+    io: I,
+    h2: bool,
+    sni: Option<String>,
+    site: &Arc<Site>,
+    activity: Arc<Activity>,
+    watcher: Option<Watcher>,
+) -> Result<(), ConnectionError>
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let handler = shared.handler.clone();
+    let handler = site.handler.clone();
     let service = service_fn(move |req: Request<Incoming>| {
-        let response = handler(&req);
+        let in_flight = activity.request();
+        let response = handler(&req, sni.as_deref());
+        drop(in_flight);
         async move { Ok::<_, Infallible>(response) }
     });
-    let limits = &shared.limits;
+    let limits = &site.limits;
     let io = TokioIo::new(io);
-    let result = if h2 {
+    if h2 {
         let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
         builder
             .timer(TokioTimer::new())
@@ -292,20 +426,28 @@ where
             .max_header_list_size(u32::try_from(limits.max_header_bytes).unwrap_or(u32::MAX))
             .keep_alive_interval(limits.idle_timeout / 2)
             .keep_alive_timeout(limits.idle_timeout / 2);
-        watcher.watch(builder.serve_connection(io, service)).await
+        let conn = builder.serve_connection(io, service);
+        match watcher {
+            Some(w) => w.watch(conn).await?,
+            None => conn.await?,
+        }
     } else {
         let mut builder = hyper::server::conn::http1::Builder::new();
+        // Head and idle deadlines are `Deadlined`'s: hyper's header_read_timeout would also cut
+        // idle keep-alive connections at the head deadline. The timer stays set regardless.
         builder
             .timer(TokioTimer::new())
-            .header_read_timeout(limits.header_read_timeout)
+            .header_read_timeout(None)
             .max_headers(100)
             .max_buf_size(limits.max_header_bytes.max(8192))
             .keep_alive(true);
-        watcher.watch(builder.serve_connection(io, service)).await
-    };
-    if let Err(e) = result {
-        tracing::debug!(error = %e, "connection ended with an error");
+        let conn = builder.serve_connection(io, service);
+        match watcher {
+            Some(w) => w.watch(conn).await?,
+            None => conn.await?,
+        }
     }
+    Ok(())
 }
 
 /// A stream that first yields bytes already read from it.

@@ -4,6 +4,7 @@
 //! `headers` prints is what `serve` sends.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -13,13 +14,18 @@ use http_body_util::Full;
 
 use crate::config::{Config, HostEntry};
 use crate::csp::{QueryError, ViewPolicy, policy_for_query};
+use crate::metrics::{HostCounters, Metrics};
 use crate::origin::{Origin, is_dns_label};
 use crate::page::PageTemplate;
+use crate::telemetry::LogBudget;
 
 pub type Body = Full<Bytes>;
 
 /// At most this many dropped entries are logged one by one per request; the rest as a count.
 const MAX_DROPPED_LOGGED: usize = 16;
+
+/// Dropped-entry lines per second across all requests; the rest are counted in metrics only.
+static DROPPED_LOG_BUDGET: LogBudget = LogBudget::new(20);
 
 // The referrer a view's requests carry: the sandbox origin only, and nothing over http.
 // `no-referrer` would break referrer-bound APIs (map tiles, some CDNs) that views use; the
@@ -42,6 +48,7 @@ struct Host {
     origin: Origin,
     /// `frame-ancestors <origin>`: a policy of its own, so it holds whatever the view policy is.
     frame_ancestors: HeaderValue,
+    counters: Arc<HostCounters>,
 }
 
 /// The request handler for the public listener, built once per config.
@@ -52,6 +59,11 @@ pub struct Service {
     names: HashMap<String, usize>,
     /// Authority one label up → host index, for hosts with per-server subdomains.
     parents: HashMap<String, usize>,
+    /// TLS server name (a host without port) → host index, for the SNI/authority rule.
+    server_names: HashMap<String, usize>,
+    server_name_parents: HashMap<String, usize>,
+    unmatched: Arc<HostCounters>,
+    tls: bool,
     default_port: u16,
     hsts: Option<HeaderValue>,
     max_query_bytes: usize,
@@ -59,18 +71,29 @@ pub struct Service {
 }
 
 impl Service {
+    /// A service with metrics of its own (the `headers` command, tests).
     pub fn new(config: &Config) -> Self {
+        Self::with_metrics(config, &Metrics::new())
+    }
+
+    /// A service that counts into `metrics`, which outlive reloads.
+    pub fn with_metrics(config: &Config, metrics: &Metrics) -> Self {
         let default_port = if config.tls.is_some() { 443 } else { 80 };
         let mut hosts = Vec::with_capacity(config.hosts.len());
         let mut names = HashMap::new();
         let mut parents = HashMap::new();
+        let mut server_names = HashMap::new();
+        let mut server_name_parents = HashMap::new();
         for (index, entry) in config.hosts.iter().enumerate() {
-            hosts.push(Host::new(entry));
+            hosts.push(Host::new(entry, metrics));
             let authority = entry.sandbox.authority(default_port);
+            let server_name = entry.sandbox.host().to_owned();
             if entry.per_server_subdomains {
                 parents.insert(authority.clone(), index);
+                server_name_parents.insert(server_name.clone(), index);
             }
             names.insert(authority, index);
+            server_names.insert(server_name, index);
         }
         let hsts = config
             .tls
@@ -81,6 +104,10 @@ impl Service {
             hosts,
             names,
             parents,
+            server_names,
+            server_name_parents,
+            unmatched: metrics.unmatched(),
+            tls: config.tls.is_some(),
             default_port,
             hsts,
             max_query_bytes: config.limits.max_query_bytes,
@@ -90,7 +117,14 @@ impl Service {
 
     /// Answers one request. Never fails: every problem is a 4xx with a plain-text reason.
     pub fn handle<B>(&self, req: &Request<B>) -> Response<Body> {
-        let mut response = self.answer(req);
+        self.handle_on(req, None)
+    }
+
+    /// Answers one request that arrived on a TLS connection made for `server_name` (SNI).
+    pub fn handle_on<B>(&self, req: &Request<B>, server_name: Option<&str>) -> Response<Body> {
+        let (host, mut response) = self.answer(req, server_name);
+        let counters = host.map_or(&self.unmatched, |h| &h.counters);
+        counters.count_response(response.status());
         if let Some(hsts) = &self.hsts {
             response
                 .headers_mut()
@@ -99,20 +133,43 @@ impl Service {
         response
     }
 
-    fn answer<B>(&self, req: &Request<B>) -> Response<Body> {
+    fn answer<B>(
+        &self,
+        req: &Request<B>,
+        server_name: Option<&str>,
+    ) -> (Option<&Host>, Response<Body>) {
         let Some(authority) = request_authority(req) else {
-            return error(
+            let response = error(
                 StatusCode::BAD_REQUEST,
                 "the request names no host (Host or :authority)",
             );
+            return (None, response);
         };
-        let Some(host) = self.route(authority) else {
+        let Some(index) = self.route(authority) else {
             let reason = format!(
                 "this proxy serves no sandbox named \"{}\"",
                 authority.escape_debug()
             );
-            return error(StatusCode::MISDIRECTED_REQUEST, &reason);
+            return (None, error(StatusCode::MISDIRECTED_REQUEST, &reason));
         };
+        let host = &self.hosts[index];
+        // SECURITY: a connection negotiated for one host's name must not serve another host's
+        // page (HTTP/2 coalescing across a shared certificate); browsers retry a 421 on a new
+        // connection. Per-server labels of the same host may share a connection.
+        if let Some(name) = server_name.filter(|_| self.tls)
+            && self.route_server_name(name) != Some(index)
+        {
+            let reason = format!(
+                "this connection was made for \"{}\", not for \"{}\": open a new one",
+                name.escape_debug(),
+                authority.escape_debug()
+            );
+            return (Some(host), error(StatusCode::MISDIRECTED_REQUEST, &reason));
+        }
+        (Some(host), self.answer_host(req, host))
+    }
+
+    fn answer_host<B>(&self, req: &Request<B>, host: &Host) -> Response<Body> {
         if !matches!(req.uri().path(), "/" | "/sandbox.html") {
             return error(
                 StatusCode::NOT_FOUND,
@@ -141,20 +198,19 @@ impl Service {
 
     /// The host entry for an authority: an exact sandbox name, or one label below a name
     /// whose host serves per-server subdomains.
-    fn route(&self, authority: &str) -> Option<&Host> {
+    fn route(&self, authority: &str) -> Option<usize> {
         let authority = authority.to_ascii_lowercase();
         let authority = strip_port(&authority, self.default_port);
-        let index = match self.names.get(authority) {
-            Some(index) => *index,
-            None => {
-                let (label, parent) = authority.split_once('.')?;
-                if !is_dns_label(label) {
-                    return None;
-                }
-                *self.parents.get(parent)?
-            }
-        };
-        self.hosts.get(index)
+        lookup(authority, &self.names, &self.parents)
+    }
+
+    /// The host entry a TLS server name belongs to, by the same rules without a port.
+    fn route_server_name(&self, name: &str) -> Option<usize> {
+        lookup(
+            &name.to_ascii_lowercase(),
+            &self.server_names,
+            &self.server_name_parents,
+        )
     }
 
     fn page_response(&self, host: &Host, policy: &ViewPolicy, head: bool) -> Response<Body> {
@@ -187,15 +243,32 @@ impl Service {
 }
 
 impl Host {
-    fn new(entry: &HostEntry) -> Self {
+    fn new(entry: &HostEntry, metrics: &Metrics) -> Self {
         let value = format!("frame-ancestors {}", entry.origin);
         Host {
             // An `Origin` prints as scheme://host[:port] from validated DNS labels: visible ASCII.
             frame_ancestors: HeaderValue::from_str(&value)
                 .expect("a validated origin is visible ASCII"),
+            counters: metrics.host(&entry.origin.to_string()),
             origin: entry.origin.clone(),
         }
     }
+}
+
+/// An exact name, or one DNS label below a name that serves per-server subdomains.
+fn lookup(
+    name: &str,
+    exact: &HashMap<String, usize>,
+    parents: &HashMap<String, usize>,
+) -> Option<usize> {
+    if let Some(index) = exact.get(name) {
+        return Some(*index);
+    }
+    let (label, parent) = name.split_once('.')?;
+    if !is_dns_label(label) {
+        return None;
+    }
+    parents.get(parent).copied()
 }
 
 fn hsts_value(max_age: Duration) -> HeaderValue {
@@ -220,6 +293,20 @@ fn strip_port(authority: &str, default_port: u16) -> &str {
 }
 
 fn log_dropped(host: &Host, policy: &ViewPolicy) {
+    if policy.dropped.is_empty() {
+        return;
+    }
+    host.counters.count_dropped(policy.dropped.len());
+    if !DROPPED_LOG_BUDGET.allow() {
+        return;
+    }
+    let suppressed = DROPPED_LOG_BUDGET.take_suppressed();
+    if suppressed > 0 {
+        tracing::warn!(
+            suppressed,
+            "dropped-CSP-source lines were suppressed by the log rate limit"
+        );
+    }
     for dropped in policy.dropped.iter().take(MAX_DROPPED_LOGGED) {
         tracing::warn!(
             host = %host.origin,

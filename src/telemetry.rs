@@ -26,3 +26,47 @@ pub fn init(format: LogFormat) {
     // A second init (tests) keeps the first subscriber; nothing is lost.
     let _ = result;
 }
+
+/// A budget of log lines per second, shared by every request: a flood of bad requests costs a
+/// few lines and a count, not a full disk.
+#[derive(Debug)]
+pub struct LogBudget {
+    per_second: u64,
+    second: std::sync::atomic::AtomicU64,
+    used: std::sync::atomic::AtomicU64,
+    suppressed: std::sync::atomic::AtomicU64,
+}
+
+impl LogBudget {
+    pub const fn new(per_second: u64) -> Self {
+        use std::sync::atomic::AtomicU64;
+        LogBudget {
+            per_second,
+            second: AtomicU64::new(0),
+            used: AtomicU64::new(0),
+            suppressed: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether one more line may be written in the current second.
+    pub fn allow(&self) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        if self.second.swap(now, Relaxed) != now {
+            self.used.store(0, Relaxed);
+        }
+        if self.used.fetch_add(1, Relaxed) < self.per_second {
+            return true;
+        }
+        self.suppressed.fetch_add(1, Relaxed);
+        false
+    }
+
+    /// Lines suppressed since the last call.
+    pub fn take_suppressed(&self) -> u64 {
+        self.suppressed
+            .swap(0, std::sync::atomic::Ordering::Relaxed)
+    }
+}

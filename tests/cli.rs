@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use common::{TWO_HOSTS, write_cert};
+use common::{TWO_HOSTS, TWO_HOSTS_NAMES, write_cert, write_cert_valid_for};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-sandbox-proxy");
 
@@ -47,7 +47,7 @@ fn version_names_the_revision() {
 #[test]
 fn check_accepts_a_good_file() {
     let dir = tempfile::tempdir().unwrap();
-    let (cert, key, _) = write_cert(dir.path(), "s", &["chat.sandbox.test"]);
+    let (cert, key, _) = write_cert(dir.path(), "s", TWO_HOSTS_NAMES);
     let config = write_config(
         dir.path(),
         &format!("{TWO_HOSTS}[tls]\ncert = {cert:?}\nkey = {key:?}\n"),
@@ -239,4 +239,70 @@ fn serve_sends_exactly_what_headers_prints() {
         assert_eq!(head_lines(&sent), head_lines(&printed), "{host}");
     }
     assert!(serving.stop().success(), "SIGTERM is a clean exit");
+}
+
+#[test]
+fn check_requires_every_sandbox_name_to_be_covered() {
+    let dir = tempfile::tempdir().unwrap();
+    // studio serves per-server subdomains: its own name is not enough without the wildcard.
+    let (cert, key, _) = write_cert(
+        dir.path(),
+        "s",
+        &["chat.sandbox.test", "studio.sandbox.test"],
+    );
+    let config = write_config(
+        dir.path(),
+        &format!("{TWO_HOSTS}[tls]\ncert = {cert:?}\nkey = {key:?}\n"),
+    );
+    let out = run(&["check", "--config", &config]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("error: hosts[1].sandbox: no certificate covers \"*.studio.sandbox.test\" (per_server_subdomains needs a wildcard certificate)"),
+        "{stderr}"
+    );
+    // A second certificate, chosen by SNI, completes the cover.
+    let (wild, wild_key, _) = write_cert(dir.path(), "w", &["*.studio.sandbox.test"]);
+    let config = write_config(
+        dir.path(),
+        &format!(
+            "{TWO_HOSTS}[tls]\ncert = {cert:?}\nkey = {key:?}\n[[tls.extra]]\ncert = {wild:?}\nkey = {wild_key:?}\n"
+        ),
+    );
+    let out = run(&["check", "--config", &config]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn check_warns_on_expiry_within_21_days_and_refuses_an_expired_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let check = |stem: &str, days: i64| {
+        let (cert, key, _) = write_cert_valid_for(dir.path(), stem, TWO_HOSTS_NAMES, days);
+        let config = write_config(
+            dir.path(),
+            &format!("{TWO_HOSTS}[tls]\ncert = {cert:?}\nkey = {key:?}\n"),
+        );
+        run(&["check", "--config", &config])
+    };
+    let soon = check("soon", 10);
+    assert!(soon.status.success(), "{}", text(&soon.stderr));
+    let stdout = text(&soon.stdout);
+    // Whole days, rounded either way by when the certificate was made.
+    let in_days =
+        ["9 day(s)", "10 day(s)"].map(|d| format!("soon.crt: the certificate expires in {d}"));
+    assert!(in_days.iter().any(|line| stdout.contains(line)), "{stdout}");
+    let later = check("later", 30);
+    assert!(later.status.success());
+    assert!(
+        !text(&later.stdout).contains("warning"),
+        "{}",
+        text(&later.stdout)
+    );
+    let old = check("old", -3);
+    assert_eq!(old.status.code(), Some(1));
+    assert!(
+        text(&old.stderr).contains("old.crt: the certificate expired 3 day(s) ago"),
+        "{}",
+        text(&old.stderr)
+    );
 }

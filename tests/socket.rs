@@ -28,7 +28,7 @@ struct Running {
 
 impl Running {
     async fn start(config: &Config) -> Running {
-        let server = Server::bind(config).await.expect("binds");
+        let server = Server::bind(config.clone(), None).await.expect("binds");
         let addr = server.public_addr();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(server.run(async {

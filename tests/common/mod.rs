@@ -38,11 +38,33 @@ pub fn write_cert(
     stem: &str,
     names: &[&str],
 ) -> (std::path::PathBuf, std::path::PathBuf, Vec<u8>) {
+    write_cert_valid_for(dir, stem, names, 365)
+}
+
+/// Like [`write_cert`], expiring `days` from now (negative: already expired).
+pub fn write_cert_valid_for(
+    dir: &Path,
+    stem: &str,
+    names: &[&str],
+    days: i64,
+) -> (std::path::PathBuf, std::path::PathBuf, Vec<u8>) {
     let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-    let certified = rcgen::generate_simple_self_signed(names).expect("rcgen makes a certificate");
+    let mut params = rcgen::CertificateParams::new(names).expect("valid names");
+    let now = time::OffsetDateTime::now_utc();
+    params.not_before = now - time::Duration::days(400);
+    params.not_after = now + time::Duration::days(days);
+    let key = rcgen::KeyPair::generate().expect("rcgen makes a key");
+    let cert = params.self_signed(&key).expect("rcgen signs");
     let cert_path = dir.join(format!("{stem}.crt"));
     let key_path = dir.join(format!("{stem}.key"));
-    std::fs::write(&cert_path, certified.cert.pem()).unwrap();
-    std::fs::write(&key_path, certified.signing_key.serialize_pem()).unwrap();
-    (cert_path, key_path, certified.cert.der().to_vec())
+    std::fs::write(&cert_path, cert.pem()).unwrap();
+    std::fs::write(&key_path, key.serialize_pem()).unwrap();
+    (cert_path, key_path, cert.der().to_vec())
 }
+
+/// The names that cover both hosts of [`TWO_HOSTS`].
+pub const TWO_HOSTS_NAMES: &[&str] = &[
+    "chat.sandbox.test",
+    "studio.sandbox.test",
+    "*.studio.sandbox.test",
+];

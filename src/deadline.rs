@@ -1,0 +1,215 @@
+//! Read deadlines of one connection: how long a client may take to send a request head, and
+//! how long a connection may sit idle between requests.
+//!
+//! hyper's own `header_read_timeout` covers HTTP/1 heads only, and restarts between requests
+//! so that an idle keep-alive connection is cut as if it were slow; HTTP/2 has no head deadline
+//! at all. This wrapper enforces both phases on the byte stream itself, for both versions.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::time::{Instant, Sleep};
+
+/// What the request handler tells the byte stream: a request started, a request ended.
+#[derive(Debug)]
+pub struct Activity {
+    started_at: Instant,
+    in_flight: AtomicUsize,
+    requests: AtomicU64,
+    /// Milliseconds after `started_at` when the last request ended (or the connection began).
+    idle_since_ms: AtomicU64,
+}
+
+impl Activity {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Activity {
+            started_at: Instant::now(),
+            in_flight: AtomicUsize::new(0),
+            requests: AtomicU64::new(0),
+            idle_since_ms: AtomicU64::new(0),
+        })
+    }
+
+    /// Marks a request as being handled until the guard is dropped.
+    pub fn request(self: &Arc<Self>) -> InFlight {
+        self.in_flight.fetch_add(1, Relaxed);
+        self.requests.fetch_add(1, Relaxed);
+        InFlight(self.clone())
+    }
+
+    fn idle_since(&self) -> Instant {
+        self.started_at + Duration::from_millis(self.idle_since_ms.load(Relaxed))
+    }
+}
+
+/// A request being handled; its end starts the idle clock.
+#[derive(Debug)]
+pub struct InFlight(Arc<Activity>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let elapsed = u64::try_from(self.0.started_at.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.0.idle_since_ms.store(elapsed, Relaxed);
+        self.0.in_flight.fetch_sub(1, Relaxed);
+    }
+}
+
+/// The deadlines, from `[limits]`.
+#[derive(Clone, Copy, Debug)]
+pub struct Deadlines {
+    pub header_read: Duration,
+    pub idle: Duration,
+}
+
+/// A stream whose reads fail with `TimedOut` once the current phase's deadline passes:
+/// - before the first request: `header_read` from the connection's start (a silent client);
+/// - HTTP/1, bytes of a new head arrived: `header_read` from its first byte (a slow client);
+/// - no request in flight and nothing new read: `idle` from the end of the last request;
+/// - a request in flight: none (the handler answers at once).
+pub struct Deadlined<S> {
+    inner: S,
+    activity: Arc<Activity>,
+    deadlines: Deadlines,
+    http2: bool,
+    /// When the first byte of a not yet complete HTTP/1 head arrived.
+    head_started: Option<Instant>,
+    /// Requests seen when `head_started` was set: a new request means that head completed.
+    requests_at_head: u64,
+    sleep: Pin<Box<Sleep>>,
+    expired: bool,
+}
+
+impl<S> Deadlined<S> {
+    pub fn new(inner: S, activity: Arc<Activity>, deadlines: Deadlines, http2: bool) -> Self {
+        let first = activity.started_at + deadlines.header_read;
+        Deadlined {
+            inner,
+            activity,
+            deadlines,
+            http2,
+            head_started: None,
+            requests_at_head: 0,
+            sleep: Box::pin(tokio::time::sleep_until(first)),
+            expired: false,
+        }
+    }
+
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    fn deadline(&mut self) -> Option<Instant> {
+        let requests = self.activity.requests.load(Relaxed);
+        if requests != self.requests_at_head {
+            self.head_started = None;
+        }
+        if self.activity.in_flight.load(Relaxed) > 0 {
+            return None;
+        }
+        if requests == 0 {
+            return Some(self.activity.started_at + self.deadlines.header_read);
+        }
+        match self.head_started {
+            Some(started) if !self.http2 => Some(started + self.deadlines.header_read),
+            _ => Some(self.activity.idle_since() + self.deadlines.idle),
+        }
+    }
+
+    fn saw_bytes(&mut self) {
+        if self.http2 {
+            // Any frame is activity; the idle clock restarts.
+            let elapsed = self.activity.started_at.elapsed();
+            let elapsed = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+            self.activity.idle_since_ms.store(elapsed, Relaxed);
+        } else if self.head_started.is_none() && self.activity.in_flight.load(Relaxed) == 0 {
+            self.head_started = Some(Instant::now());
+            self.requests_at_head = self.activity.requests.load(Relaxed);
+        }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Deadlined<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        if self.expired {
+            return Poll::Ready(Err(io::ErrorKind::TimedOut.into()));
+        }
+        let before = buf.filled().len();
+        match Pin::new(&mut self.inner).poll_read(cx, buf) {
+            Poll::Ready(Ok(())) => {
+                if buf.filled().len() > before {
+                    self.saw_bytes();
+                }
+                Poll::Ready(Ok(()))
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => {
+                let Some(deadline) = self.deadline() else {
+                    return Poll::Pending;
+                };
+                if self.sleep.deadline() != deadline {
+                    self.sleep.as_mut().reset(deadline);
+                }
+                match self.sleep.as_mut().poll(cx) {
+                    Poll::Ready(()) => {
+                        self.expired = true;
+                        Poll::Ready(Err(io::ErrorKind::TimedOut.into()))
+                    }
+                    Poll::Pending => Poll::Pending,
+                }
+            }
+        }
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Deadlined<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
+
+/// Whether an error (anywhere in a connection's error chain) is a passed deadline.
+pub fn is_deadline(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(error);
+    while let Some(e) = current {
+        if e.downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::TimedOut)
+        {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}

@@ -1,0 +1,265 @@
+//! Counters and gauges of the service, rendered as Prometheus text on the admin listener.
+//!
+//! Counters outlive config reloads: each host's counters are looked up by origin when a config
+//! is built, so the request path only touches atomics.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use http::StatusCode;
+
+const PREFIX: &str = "mcp_sandbox_proxy";
+
+/// The statuses the service answers with; anything else is counted as `other`.
+const STATUSES: [u16; 6] = [200, 400, 404, 405, 421, 0];
+
+/// Counters of one host origin (or of requests that matched no host).
+#[derive(Debug, Default)]
+pub struct HostCounters {
+    by_status: [AtomicU64; STATUSES.len()],
+    dropped_csp_entries: AtomicU64,
+}
+
+impl HostCounters {
+    pub fn count_response(&self, status: StatusCode) {
+        let slot = STATUSES
+            .iter()
+            .position(|s| *s == status.as_u16())
+            .unwrap_or(STATUSES.len() - 1);
+        self.by_status[slot].fetch_add(1, Relaxed);
+    }
+
+    pub fn count_dropped(&self, entries: usize) {
+        self.dropped_csp_entries.fetch_add(entries as u64, Relaxed);
+    }
+}
+
+/// One certificate's expiry, as the last successful load saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CertExpiry {
+    pub file: String,
+    pub not_after_seconds: i64,
+}
+
+#[derive(Debug, Default)]
+pub struct Metrics {
+    hosts: Mutex<BTreeMap<String, Arc<HostCounters>>>,
+    unmatched: Arc<HostCounters>,
+    open_connections: AtomicI64,
+    connections_total: AtomicU64,
+    handshake_failures: AtomicU64,
+    timeouts: AtomicU64,
+    reloads_ok: AtomicU64,
+    reloads_failed: AtomicU64,
+    accept_errors: AtomicU64,
+    certificates: Mutex<Vec<CertExpiry>>,
+}
+
+/// Holds one open connection in the gauge until dropped.
+#[derive(Debug)]
+pub struct OpenConnection(Arc<Metrics>);
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.open_connections.fetch_sub(1, Relaxed);
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Metrics::default())
+    }
+
+    /// The counters of `origin`, created on first use and kept across reloads.
+    pub fn host(&self, origin: &str) -> Arc<HostCounters> {
+        let mut hosts = self.hosts.lock().unwrap_or_else(PoisonError::into_inner);
+        hosts.entry(origin.to_owned()).or_default().clone()
+    }
+
+    /// Counters for requests that named no configured sandbox.
+    pub fn unmatched(&self) -> Arc<HostCounters> {
+        self.unmatched.clone()
+    }
+
+    pub fn connection_opened(self: &Arc<Self>) -> OpenConnection {
+        self.open_connections.fetch_add(1, Relaxed);
+        self.connections_total.fetch_add(1, Relaxed);
+        OpenConnection(self.clone())
+    }
+
+    pub fn handshake_failed(&self) {
+        self.handshake_failures.fetch_add(1, Relaxed);
+    }
+
+    pub fn deadline_passed(&self) {
+        self.timeouts.fetch_add(1, Relaxed);
+    }
+
+    pub fn accept_failed(&self) {
+        self.accept_errors.fetch_add(1, Relaxed);
+    }
+
+    pub fn reloaded(&self, ok: bool) {
+        let counter = if ok {
+            &self.reloads_ok
+        } else {
+            &self.reloads_failed
+        };
+        counter.fetch_add(1, Relaxed);
+    }
+
+    pub fn set_certificates(&self, certificates: Vec<CertExpiry>) {
+        *self
+            .certificates
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = certificates;
+    }
+
+    pub fn open_connections(&self) -> i64 {
+        self.open_connections.load(Relaxed)
+    }
+
+    /// The Prometheus text exposition (format 0.0.4).
+    pub fn render(&self) -> String {
+        let mut out = String::with_capacity(2048);
+        header(
+            &mut out,
+            "requests_total",
+            "counter",
+            "Requests answered, by host origin and status.",
+        );
+        let hosts = self.hosts.lock().unwrap_or_else(PoisonError::into_inner);
+        let all_hosts = hosts
+            .iter()
+            .map(|(k, v)| (k.as_str(), v))
+            .chain([("", &self.unmatched)]);
+        for (origin, counters) in all_hosts.clone() {
+            for (i, status) in STATUSES.iter().enumerate() {
+                let status = if *status == 0 {
+                    "other".to_owned()
+                } else {
+                    status.to_string()
+                };
+                let value = counters.by_status[i].load(Relaxed);
+                let _ = writeln!(
+                    out,
+                    "{PREFIX}_requests_total{{host=\"{}\",status=\"{status}\"}} {value}",
+                    escape(origin)
+                );
+            }
+        }
+        header(
+            &mut out,
+            "csp_entries_dropped_total",
+            "counter",
+            "Declared ?csp= entries dropped as not a safe host-source.",
+        );
+        for (origin, counters) in all_hosts {
+            let value = counters.dropped_csp_entries.load(Relaxed);
+            let _ = writeln!(
+                out,
+                "{PREFIX}_csp_entries_dropped_total{{host=\"{}\"}} {value}",
+                escape(origin)
+            );
+        }
+        drop(hosts);
+        gauge(
+            &mut out,
+            "open_connections",
+            "Connections open on the public listener.",
+            self.open_connections.load(Relaxed),
+        );
+        counter(
+            &mut out,
+            "connections_total",
+            "Connections accepted on the public listener.",
+            self.connections_total.load(Relaxed),
+        );
+        counter(
+            &mut out,
+            "tls_handshake_failures_total",
+            "TLS handshakes that failed or passed their deadline.",
+            self.handshake_failures.load(Relaxed),
+        );
+        counter(
+            &mut out,
+            "connection_deadlines_total",
+            "Connections closed for passing a header-read or idle deadline.",
+            self.timeouts.load(Relaxed),
+        );
+        counter(
+            &mut out,
+            "accept_errors_total",
+            "Failed accepts (such as EMFILE), each followed by a back-off.",
+            self.accept_errors.load(Relaxed),
+        );
+        header(
+            &mut out,
+            "reloads_total",
+            "counter",
+            "Config and certificate reloads, by outcome.",
+        );
+        let _ = writeln!(
+            out,
+            "{PREFIX}_reloads_total{{outcome=\"success\"}} {}",
+            self.reloads_ok.load(Relaxed)
+        );
+        let _ = writeln!(
+            out,
+            "{PREFIX}_reloads_total{{outcome=\"failure\"}} {}",
+            self.reloads_failed.load(Relaxed)
+        );
+        header(
+            &mut out,
+            "certificate_expiry_seconds",
+            "gauge",
+            "notAfter of each served certificate, in seconds since the epoch.",
+        );
+        for cert in self
+            .certificates
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+        {
+            let _ = writeln!(
+                out,
+                "{PREFIX}_certificate_expiry_seconds{{file=\"{}\"}} {}",
+                escape(&cert.file),
+                cert.not_after_seconds
+            );
+        }
+        header(&mut out, "build_info", "gauge", "The running build.");
+        let _ = writeln!(
+            out,
+            "{PREFIX}_build_info{{version=\"{}\",revision=\"{}\"}} 1",
+            env!("CARGO_PKG_VERSION"),
+            escape(env!("MCP_SANDBOX_PROXY_GIT_REV"))
+        );
+        out
+    }
+}
+
+fn header(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {PREFIX}_{name} {help}");
+    let _ = writeln!(out, "# TYPE {PREFIX}_{name} {kind}");
+}
+
+fn counter(out: &mut String, name: &str, help: &str, value: u64) {
+    header(out, name, "counter", help);
+    let _ = writeln!(out, "{PREFIX}_{name} {value}");
+}
+
+fn gauge(out: &mut String, name: &str, help: &str, value: i64) {
+    header(out, name, "gauge", help);
+    let _ = writeln!(out, "{PREFIX}_{name} {value}");
+}
+
+/// Prometheus label values escape backslash, double quote and newline.
+fn escape(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
