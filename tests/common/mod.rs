@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod net;
+
 use std::path::Path;
 
 use mcp_sandbox_proxy::config::Config;
@@ -68,3 +70,13 @@ pub const TWO_HOSTS_NAMES: &[&str] = &[
     "studio.sandbox.test",
     "*.studio.sandbox.test",
 ];
+
+/// [`TWO_HOSTS`] with `top` added to its top-level keys and `tables` (such as `[tls]`) after it.
+pub fn two_hosts_with(top: &str, tables: &str) -> String {
+    let listen = "listen = \"127.0.0.1:0\"\n";
+    let rest = TWO_HOSTS
+        .trim_start()
+        .strip_prefix(listen)
+        .expect("TWO_HOSTS starts with listen");
+    format!("{listen}{top}\n{rest}\n{tables}\n")
+}

@@ -1,0 +1,495 @@
+//! Deadlines, the connection cap, the admin listener and reloads, on real loopback sockets.
+//! Every wait is bounded; nothing here measures speed.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::net::{Running, page_request, send, tls_client_trusting};
+use common::{TWO_HOSTS, config, two_hosts_with, write_cert};
+use http::StatusCode;
+use rustls::pki_types::ServerName;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+/// Long enough that a healthy test never hits it; short enough that a hang fails fast.
+const BOUND: Duration = Duration::from_secs(10);
+
+fn short_deadlines(extra: &str) -> String {
+    format!(
+        "{TWO_HOSTS}{extra}\n[limits]\nhandshake_timeout = \"400ms\"\nheader_read_timeout = \"400ms\"\nidle_timeout = \"1500ms\"\n"
+    )
+}
+
+/// Reads until the server closes the connection; the time it took, or `None` if it stayed open.
+async fn closed_after<S: tokio::io::AsyncRead + Unpin>(stream: &mut S) -> Option<Duration> {
+    let start = Instant::now();
+    let mut buf = [0u8; 1024];
+    loop {
+        match tokio::time::timeout(BOUND, stream.read(&mut buf)).await {
+            Err(_) => return None,
+            Ok(Ok(0)) | Ok(Err(_)) => return Some(start.elapsed()),
+            Ok(Ok(_)) => continue,
+        }
+    }
+}
+
+/// Sends `bytes` one at a time, 100 ms apart, until the server stops reading.
+async fn drip(stream: &mut TcpStream, bytes: &[u8]) -> usize {
+    for (i, byte) in bytes.iter().enumerate() {
+        if stream.write_all(&[*byte]).await.is_err() {
+            return i;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut probe = [0u8; 1];
+        if let Ok(Ok(0)) =
+            tokio::time::timeout(Duration::from_millis(1), stream.peek(&mut probe)).await
+        {
+            return i + 1;
+        }
+    }
+    bytes.len()
+}
+
+#[tokio::test]
+async fn a_silent_client_is_cut_at_the_header_deadline() {
+    let running = Running::start(&config(&short_deadlines(""))).await;
+    // Plain TCP that sends nothing; and HTTP/2 that sends only its preface.
+    let start = Instant::now();
+    let mut silent = TcpStream::connect(running.addr).await.unwrap();
+    let mut preface_only = TcpStream::connect(running.addr).await.unwrap();
+    preface_only.write_all(H2_PREFACE).await.unwrap();
+    for stream in [&mut silent, &mut preface_only] {
+        assert!(
+            closed_after(stream).await.is_some(),
+            "the server closes a silent connection"
+        );
+        let after = start.elapsed();
+        assert!(
+            after >= Duration::from_millis(300),
+            "cut by the deadline, not at once: {after:?}"
+        );
+    }
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn a_slow_header_client_is_cut_over_http1_and_http2() {
+    let running = Running::start(&config(&short_deadlines(""))).await;
+    let head = b"GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
+    let mut h1 = TcpStream::connect(running.addr).await.unwrap();
+    let sent = drip(&mut h1, head).await;
+    assert!(
+        sent < head.len(),
+        "cut after {sent} of {} bytes",
+        head.len()
+    );
+    // HTTP/2: preface and an empty SETTINGS frame, then a HEADERS frame a byte at a time.
+    let mut h2 = TcpStream::connect(running.addr).await.unwrap();
+    h2.write_all(H2_PREFACE).await.unwrap();
+    h2.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).await.unwrap();
+    let headers_frame = [0u8, 0, 40, 1, 4, 0, 0, 0, 1]
+        .iter()
+        .chain([0x82u8; 40].iter())
+        .copied()
+        .collect::<Vec<_>>();
+    let sent = drip(&mut h2, &headers_frame).await;
+    assert!(
+        sent < headers_frame.len(),
+        "h2 cut after {sent} of {} bytes",
+        headers_frame.len()
+    );
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn tls_deadlines_cover_the_handshake_and_a_silent_client_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key, der) = write_cert(dir.path(), "all", common::TWO_HOSTS_NAMES);
+    let text = short_deadlines(&format!("[tls]\ncert = {cert:?}\nkey = {key:?}\n"));
+    let running = Running::start(&config(&text)).await;
+    let mut no_hello = TcpStream::connect(running.addr).await.unwrap();
+    assert!(
+        closed_after(&mut no_hello).await.is_some(),
+        "no ClientHello: cut at the handshake deadline"
+    );
+    for alpn in [&b"h2"[..], &b"http/1.1"[..]] {
+        let tcp = TcpStream::connect(running.addr).await.unwrap();
+        let connector = tls_client_trusting(std::slice::from_ref(&der), &[alpn]);
+        let mut tls = connector
+            .connect(ServerName::try_from("chat.sandbox.test").unwrap(), tcp)
+            .await
+            .unwrap();
+        assert!(
+            closed_after(&mut tls).await.is_some(),
+            "silent after the handshake ({alpn:?}): cut"
+        );
+    }
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn idle_keep_alive_lasts_the_idle_deadline_not_the_header_deadline() {
+    let running = Running::start(&config(&short_deadlines(""))).await;
+    let mut conn = TcpStream::connect(running.addr).await.unwrap();
+    let request = b"GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\n\r\n";
+    conn.write_all(request).await.unwrap();
+    read_response(&mut conn).await;
+    // Idle longer than header_read_timeout (400ms), well within idle_timeout (1500ms).
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    conn.write_all(request).await.unwrap();
+    assert!(
+        read_response(&mut conn).await.starts_with("HTTP/1.1 200"),
+        "still open after the head deadline"
+    );
+    assert!(
+        closed_after(&mut conn).await.is_some(),
+        "closed once idle for idle_timeout"
+    );
+    running.stop().await;
+}
+
+/// Reads one response with a Content-Length body.
+async fn read_response(conn: &mut TcpStream) -> String {
+    let mut data = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = tokio::time::timeout(BOUND, conn.read(&mut buf))
+            .await
+            .expect("a response")
+            .unwrap();
+        assert!(n > 0, "closed before a full response");
+        data.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&data).to_string();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length = text[..end]
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length: ")
+                        .map(|v| v.trim().parse::<usize>().unwrap())
+                })
+                .unwrap_or(0);
+            if data.len() >= end + 4 + length {
+                return text;
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_connection_cap_holds() {
+    let running = Running::start(&config(&format!(
+        "{TWO_HOSTS}[limits]\nmax_connections = 2\n"
+    )))
+    .await;
+    let request = b"GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\n\r\n";
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut conn = TcpStream::connect(running.addr).await.unwrap();
+        conn.write_all(request).await.unwrap();
+        read_response(&mut conn).await;
+        held.push(conn);
+    }
+    // The third connects (the kernel's backlog) but is not served while two are open.
+    let mut third = TcpStream::connect(running.addr).await.unwrap();
+    third.write_all(request).await.unwrap();
+    let mut buf = [0u8; 1];
+    let early = tokio::time::timeout(Duration::from_millis(500), third.read(&mut buf)).await;
+    assert!(
+        early.is_err(),
+        "the third connection was served while the cap was full"
+    );
+    drop(held.pop());
+    assert!(
+        read_response(&mut third).await.starts_with("HTTP/1.1 200"),
+        "served once a slot frees"
+    );
+    running.stop().await;
+}
+
+/// GET over HTTP/1.1, the whole response as text.
+async fn get(addr: SocketAddr, host: &str, path: &str) -> String {
+    let mut conn = TcpStream::connect(addr).await.unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    conn.write_all(request.as_bytes()).await.unwrap();
+    let mut text = String::new();
+    tokio::time::timeout(BOUND, conn.read_to_string(&mut text))
+        .await
+        .unwrap()
+        .unwrap();
+    text
+}
+
+/// Checks the Prometheus text format line by line; returns `name{labels}` → value.
+fn parse_prometheus(text: &str) -> std::collections::BTreeMap<String, f64> {
+    let mut samples = std::collections::BTreeMap::new();
+    let mut typed = std::collections::BTreeSet::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let mut parts = rest.split(' ');
+            let name = parts.next().unwrap();
+            assert!(matches!(parts.next(), Some("counter" | "gauge")), "{line}");
+            assert!(typed.insert(name.to_owned()), "TYPE twice: {line}");
+            continue;
+        }
+        if line.starts_with("# HELP ") {
+            continue;
+        }
+        let (series, value) = line
+            .rsplit_once(' ')
+            .unwrap_or_else(|| panic!("not a sample: {line}"));
+        let name = series.split('{').next().unwrap();
+        assert!(
+            name.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':'),
+            "{line}"
+        );
+        assert!(typed.contains(name), "sample before its TYPE: {line}");
+        let labels = &series[name.len()..];
+        if !labels.is_empty() {
+            assert!(labels.starts_with('{') && labels.ends_with('}'), "{line}");
+            for pair in labels[1..labels.len() - 1].split("\",") {
+                let (key, value) = pair
+                    .split_once("=\"")
+                    .unwrap_or_else(|| panic!("bad label in {line}"));
+                assert!(
+                    key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+                    "{line}"
+                );
+                assert!(!value.trim_end_matches('"').contains('\n'));
+            }
+        }
+        samples.insert(
+            series.to_owned(),
+            value
+                .parse::<f64>()
+                .unwrap_or_else(|_| panic!("bad value: {line}")),
+        );
+    }
+    samples
+}
+
+#[tokio::test]
+async fn admin_listener_reports_health_and_counts_what_happened() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key, der) = write_cert(dir.path(), "all", common::TWO_HOSTS_NAMES);
+    let text = two_hosts_with(
+        "admin_listen = \"127.0.0.1:0\"",
+        &format!("[tls]\ncert = {cert:?}\nkey = {key:?}"),
+    );
+    let running = Running::start(&config(&text)).await;
+    let admin = running.admin.expect("admin listener bound");
+    assert!(get(admin, "x", "/livez").await.starts_with("HTTP/1.1 200"));
+    assert!(get(admin, "x", "/readyz").await.starts_with("HTTP/1.1 200"));
+    // Traffic to count: two pages, one with a dropped entry, one 404, one 421, one failed handshake.
+    for (host, path, status) in [
+        ("chat.sandbox.test", "/", StatusCode::OK),
+        (
+            "chat.sandbox.test",
+            "/?csp=%7B%22connectDomains%22%3A%5B%22*%22%2C%22data%3A%22%5D%7D",
+            StatusCode::OK,
+        ),
+        ("chat.sandbox.test", "/metrics", StatusCode::NOT_FOUND),
+        ("studio.sandbox.test", "/livez", StatusCode::NOT_FOUND),
+    ] {
+        let tcp = TcpStream::connect(running.addr).await.unwrap();
+        let sni = if host.starts_with("chat") {
+            "chat.sandbox.test"
+        } else {
+            "studio.sandbox.test"
+        };
+        let tls = tls_client_trusting(std::slice::from_ref(&der), &[b"http/1.1"])
+            .connect(ServerName::try_from(sni).unwrap(), tcp)
+            .await
+            .unwrap();
+        let (parts, _) = send(tls, false, page_request(host, false, path)).await;
+        assert_eq!(
+            parts.status, status,
+            "{host}{path}: nothing of the admin listener is public"
+        );
+    }
+    let tcp = TcpStream::connect(running.addr).await.unwrap();
+    let tls = tls_client_trusting(std::slice::from_ref(&der), &[b"http/1.1"])
+        .connect(ServerName::try_from("chat.sandbox.test").unwrap(), tcp)
+        .await
+        .unwrap();
+    let (parts, _) = send(tls, false, page_request("nope.test", false, "/")).await;
+    assert_eq!(parts.status, StatusCode::MISDIRECTED_REQUEST);
+    let tcp = TcpStream::connect(running.addr).await.unwrap();
+    assert!(
+        tls_client_trusting(std::slice::from_ref(&der), &[])
+            .connect(ServerName::try_from("unknown.test").unwrap(), tcp)
+            .await
+            .is_err()
+    );
+
+    let response = get(admin, "x", "/metrics").await;
+    assert!(
+        response.contains("content-type: text/plain; version=0.0.4"),
+        "{response}"
+    );
+    let body = &response[response.find("\r\n\r\n").unwrap() + 4..];
+    let samples = parse_prometheus(body);
+    let value = |series: &str| {
+        samples
+            .get(series)
+            .copied()
+            .unwrap_or_else(|| panic!("{series} missing:\n{body}"))
+    };
+    assert_eq!(
+        value("mcp_sandbox_proxy_requests_total{host=\"https://chat.example.com\",status=\"200\"}"),
+        2.0
+    );
+    assert_eq!(
+        value("mcp_sandbox_proxy_requests_total{host=\"https://chat.example.com\",status=\"404\"}"),
+        1.0
+    );
+    assert_eq!(
+        value(
+            "mcp_sandbox_proxy_requests_total{host=\"https://studio.example.com\",status=\"404\"}"
+        ),
+        1.0
+    );
+    assert_eq!(
+        value("mcp_sandbox_proxy_requests_total{host=\"\",status=\"421\"}"),
+        1.0
+    );
+    assert_eq!(
+        value("mcp_sandbox_proxy_csp_entries_dropped_total{host=\"https://chat.example.com\"}"),
+        2.0
+    );
+    assert_eq!(value("mcp_sandbox_proxy_tls_handshake_failures_total"), 1.0);
+    assert_eq!(
+        value("mcp_sandbox_proxy_reloads_total{outcome=\"success\"}"),
+        0.0
+    );
+    assert!(value("mcp_sandbox_proxy_connections_total") >= 6.0);
+    let expiry = samples
+        .iter()
+        .find(|(k, _)| k.starts_with("mcp_sandbox_proxy_certificate_expiry_seconds{"))
+        .expect("expiry gauge")
+        .1;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    assert!(
+        (*expiry - now - 365.0 * 86400.0).abs() < 2.0 * 86400.0,
+        "notAfter about a year out: {expiry}"
+    );
+    assert!(
+        samples
+            .keys()
+            .any(|k| k.starts_with("mcp_sandbox_proxy_build_info{version="))
+    );
+    running.stop().await;
+}
+
+/// The Kubernetes layout: `tls.crt -> ..data/tls.crt`, `..data -> ..<generation>/`.
+fn k8s_secret_dir(root: &Path, generation: &str, files: (&Path, &Path)) {
+    let dir = root.join(format!("..{generation}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(files.0, dir.join("tls.crt")).unwrap();
+    std::fs::copy(files.1, dir.join("tls.key")).unwrap();
+    let tmp = root.join("..data_tmp");
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(format!("..{generation}"), &tmp).unwrap();
+    std::fs::rename(&tmp, root.join("..data")).unwrap(); // the atomic swap
+    for name in ["tls.crt", "tls.key"] {
+        let link = root.join(name);
+        if std::fs::symlink_metadata(&link).is_err() {
+            std::os::unix::fs::symlink(format!("..data/{name}"), &link).unwrap();
+        }
+    }
+}
+
+async fn served_leaf(addr: SocketAddr, trust: &[Vec<u8>]) -> Result<Vec<u8>, String> {
+    let tcp = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
+    let tls = tls_client_trusting(trust, &[b"http/1.1"])
+        .connect(ServerName::try_from("chat.sandbox.test").unwrap(), tcp)
+        .await
+        .map_err(|e| e.to_string())?;
+    let leaf = tls
+        .get_ref()
+        .1
+        .peer_certificates()
+        .and_then(|c| c.first())
+        .map(|c| c.to_vec())
+        .unwrap_or_default();
+    let (parts, _) = send(tls, false, page_request("chat.sandbox.test", false, "/")).await;
+    if parts.status != StatusCode::OK {
+        return Err(format!("status {}", parts.status));
+    }
+    Ok(leaf)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_symlink_swapped_certificate_is_served_without_a_failed_request() {
+    let made = tempfile::tempdir().unwrap();
+    let (old_cert, old_key, old_der) = write_cert(made.path(), "old", common::TWO_HOSTS_NAMES);
+    let (new_cert, new_key, new_der) = write_cert(made.path(), "new", common::TWO_HOSTS_NAMES);
+    let secret = tempfile::tempdir().unwrap();
+    k8s_secret_dir(secret.path(), "2026_11_01", (&old_cert, &old_key));
+    let cert = secret.path().join("tls.crt");
+    let key = secret.path().join("tls.key");
+    let text = two_hosts_with(
+        "watch_interval = \"200ms\"",
+        &format!("[tls]\ncert = {cert:?}\nkey = {key:?}"),
+    );
+    let running = Running::start(&config(&text)).await;
+    let addr = running.addr;
+    let trust = vec![old_der.clone(), new_der.clone()];
+    assert_eq!(served_leaf(addr, &trust).await.unwrap(), old_der);
+
+    // A request loop runs through the swap; every request must succeed.
+    let loop_trust = trust.clone();
+    let requests = tokio::spawn(async move {
+        let start = Instant::now();
+        let mut failures = Vec::new();
+        let mut count = 0;
+        while start.elapsed() < Duration::from_secs(30) {
+            match served_leaf(addr, &loop_trust).await {
+                Ok(leaf) if leaf == loop_trust[1] => {
+                    return (count, failures, Some(start.elapsed()));
+                }
+                Ok(_) => {}
+                Err(e) => failures.push(e),
+            }
+            count += 1;
+        }
+        (count, failures, None)
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    k8s_secret_dir(secret.path(), "2026_11_29", (&new_cert, &new_key));
+    let (count, failures, seen_after) = requests.await.unwrap();
+    assert!(
+        failures.is_empty(),
+        "failed requests during the swap: {failures:?}"
+    );
+    assert!(
+        seen_after.is_some(),
+        "the new certificate was not served within 30 s ({count} requests)"
+    );
+
+    // A broken replacement (a key that is not a key) is refused; the new certificate stays.
+    let broken = made.path().join("broken.key");
+    std::fs::write(
+        &broken,
+        "-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    k8s_secret_dir(secret.path(), "2026_11_30", (&old_cert, &broken));
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    for _ in 0..5 {
+        assert_eq!(
+            served_leaf(addr, &trust).await.unwrap(),
+            new_der,
+            "the last good certificate keeps serving"
+        );
+    }
+    running.stop().await;
+}
