@@ -144,6 +144,7 @@ fn announce(config: &Config, server: &Server) {
     tracing::info!(
         version = crate::VERSION,
         listen = %server.public_addr(),
+        admin = server.admin_addr().map(|a| a.to_string()),
         tls = config.tls.is_some(),
         hosts = config.hosts.len(),
         "listening"

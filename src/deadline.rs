@@ -23,6 +23,7 @@ pub struct Activity {
     requests: AtomicU64,
     /// Milliseconds after `started_at` when the last request ended (or the connection began).
     idle_since_ms: AtomicU64,
+    first_request: tokio::sync::Notify,
 }
 
 impl Activity {
@@ -32,13 +33,30 @@ impl Activity {
             in_flight: AtomicUsize::new(0),
             requests: AtomicU64::new(0),
             idle_since_ms: AtomicU64::new(0),
+            first_request: tokio::sync::Notify::new(),
         })
+    }
+
+    /// Requests seen so far on this connection.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Relaxed)
+    }
+
+    /// Resolves once the connection has had a request.
+    pub async fn first_request(&self) {
+        let notified = self.first_request.notified();
+        if self.requests() > 0 {
+            return;
+        }
+        notified.await;
     }
 
     /// Marks a request as being handled until the guard is dropped.
     pub fn request(self: &Arc<Self>) -> InFlight {
         self.in_flight.fetch_add(1, Relaxed);
-        self.requests.fetch_add(1, Relaxed);
+        if self.requests.fetch_add(1, Relaxed) == 0 {
+            self.first_request.notify_waiters();
+        }
         InFlight(self.clone())
     }
 

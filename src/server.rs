@@ -22,10 +22,9 @@ use http::{Request, Response};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{Semaphore, mpsc, watch};
 use tokio_rustls::TlsAcceptor;
 
 use crate::config::{Config, Limits};
@@ -205,8 +204,13 @@ impl Server {
     /// Serves until `shutdown` resolves, then stops accepting, reports not ready, lets
     /// in-flight requests finish and closes idle connections, waiting at most `shutdown_grace`.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
-        let graceful = Arc::new(GracefulShutdown::new());
         let (stop_tx, stop_rx) = watch::channel(false);
+        // Every public connection holds a sender; the drain is over when the last one is gone.
+        let (alive_tx, mut alive_rx) = mpsc::channel::<()>(1);
+        let drain = Drain {
+            draining: stop_rx.clone(),
+            _alive: alive_tx,
+        };
         // The admin listener answers through the drain, so probes see "not ready"; it stops
         // only when the drain is over.
         let (admin_stop_tx, admin_stop_rx) = watch::channel(false);
@@ -214,19 +218,14 @@ impl Server {
         let mut admin_loop = None;
         for listener in self.listeners {
             if listener.name == "admin" {
-                admin_loop = Some(tokio::spawn(accept_connections(
-                    listener,
-                    None,
-                    None,
-                    admin_stop_rx.clone(),
-                )));
+                admin_loop = Some(tokio::spawn(accept_connections(listener, None, None, admin_stop_rx.clone())));
             } else {
                 let cap = Some(self.connections.clone());
-                let task =
-                    accept_connections(listener, cap, Some(graceful.clone()), stop_rx.clone());
+                let task = accept_connections(listener, cap, Some(drain.clone()), stop_rx.clone());
                 public_loops.push(tokio::spawn(task));
             }
         }
+        drop(drain);
         let reloader = tokio::spawn(self.reloader.run(stop_rx));
         self.ready.store(true, Ordering::SeqCst);
         shutdown.await;
@@ -237,23 +236,24 @@ impl Server {
             let _ = task.await;
         }
         let _ = reloader.await;
-        // The public accept loops held the only other references, and they have ended.
-        match Arc::try_unwrap(graceful) {
-            Ok(graceful) => {
-                match tokio::time::timeout(self.shutdown_grace, graceful.shutdown()).await {
-                    Ok(()) => tracing::info!("drained: all connections closed"),
-                    Err(_) => {
-                        tracing::warn!("shutdown grace ran out; closing the remaining connections")
-                    }
-                }
-            }
-            Err(_) => tracing::warn!("connections could not be drained; closing them"),
+        match tokio::time::timeout(self.shutdown_grace, alive_rx.recv()).await {
+            Ok(_) => tracing::info!("drained: all connections closed"),
+            Err(_) => tracing::warn!("shutdown grace ran out; closing the remaining connections"),
         }
         let _ = admin_stop_tx.send(true);
         if let Some(admin_loop) = admin_loop {
             let _ = admin_loop.await;
         }
     }
+}
+
+/// What a connection needs to take part in a drain.
+#[derive(Clone)]
+struct Drain {
+    /// Turns true when the drain starts.
+    draining: watch::Receiver<bool>,
+    /// Dropped with the connection; the drain waits until every clone is gone.
+    _alive: mpsc::Sender<()>,
 }
 
 async fn bind(addr: SocketAddr) -> Result<TcpListener, ServeError> {
@@ -263,11 +263,11 @@ async fn bind(addr: SocketAddr) -> Result<TcpListener, ServeError> {
 }
 
 /// Accepts until `stop` changes. `cap` bounds open connections (a permit per connection);
-/// `graceful` lets the drain wait for them.
+/// `drain` lets a shutdown wait for them.
 async fn accept_connections(
     listener: Listener,
     cap: Option<Arc<Semaphore>>,
-    graceful: Option<Arc<GracefulShutdown>>,
+    drain: Option<Drain>,
     mut stop: watch::Receiver<bool>,
 ) {
     let mut backoff = MIN_ACCEPT_BACKOFF;
@@ -277,28 +277,21 @@ async fn accept_connections(
         let permit = match &cap {
             None => None,
             Some(cap) => tokio::select! {
-                _ = stop.changed() => return,
+                _ = stop.changed() => break,
                 permit = cap.clone().acquire_owned() => match permit {
                     Ok(permit) => Some(permit),
-                    Err(_) => return,
+                    Err(_) => break,
                 },
             },
         };
         let accepted = tokio::select! {
-            _ = stop.changed() => return,
+            _ = stop.changed() => break,
             accepted = listener.socket.accept() => accepted,
         };
         match accepted {
             Ok((stream, peer)) => {
                 backoff = MIN_ACCEPT_BACKOFF;
-                let site = listener.site.borrow().clone();
-                let metrics = listener.metrics.clone();
-                let watcher = graceful.as_ref().map(|g| g.watcher());
-                tokio::spawn(async move {
-                    let open = metrics.as_ref().map(|m| m.connection_opened());
-                    serve_connection(stream, peer, site, watcher, metrics.as_deref()).await;
-                    drop((open, permit));
-                });
+                spawn_connection(&listener, stream, peer, permit, drain.clone());
             }
             Err(e) => {
                 // EMFILE and friends: the listener is fine, the process is out of something.
@@ -312,13 +305,44 @@ async fn accept_connections(
             }
         }
     }
+    accept_backlog(&listener, drain).await;
+}
+
+/// Serves the connections the kernel already completed before the listener closes: their
+/// clients sent requests before the drain began, and closing would reset them.
+async fn accept_backlog(listener: &Listener, drain: Option<Drain>) {
+    let waiting = || {
+        std::future::poll_fn(|cx| match listener.socket.poll_accept(cx) {
+            Poll::Ready(Ok(accepted)) => Poll::Ready(Some(accepted)),
+            Poll::Ready(Err(_)) | Poll::Pending => Poll::Ready(None),
+        })
+    };
+    while let Some((stream, peer)) = waiting().await {
+        spawn_connection(listener, stream, peer, None, drain.clone());
+    }
+}
+
+fn spawn_connection(
+    listener: &Listener,
+    stream: TcpStream,
+    peer: SocketAddr,
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    drain: Option<Drain>,
+) {
+    let site = listener.site.borrow().clone();
+    let metrics = listener.metrics.clone();
+    tokio::spawn(async move {
+        let open = metrics.as_ref().map(|m| m.connection_opened());
+        serve_connection(stream, peer, site, drain, metrics.as_deref()).await;
+        drop((open, permit));
+    });
 }
 
 async fn serve_connection(
     stream: TcpStream,
     peer: SocketAddr,
     site: Arc<Site>,
-    watcher: Option<Watcher>,
+    drain: Option<Drain>,
     metrics: Option<&Metrics>,
 ) {
     let _ = stream.set_nodelay(true);
@@ -348,7 +372,7 @@ async fn serve_connection(
             let h2 = session.alpn_protocol() == Some(b"h2");
             let sni = session.server_name().map(str::to_owned);
             let io = Deadlined::new(tls_stream, activity.clone(), deadlines, h2);
-            serve_http(io, h2, sni, &site, activity, watcher).await
+            serve_http(io, h2, sni, &site, activity, drain).await
         }
         None => {
             let sniff = tokio::time::timeout(limits.header_read_timeout, read_preface(stream));
@@ -365,7 +389,7 @@ async fn serve_connection(
                 }
             };
             let io = Deadlined::new(stream, activity.clone(), deadlines, h2);
-            serve_http(io, h2, None, &site, activity, watcher).await
+            serve_http(io, h2, None, &site, activity, drain).await
         }
     };
     if let Err(e) = result {
@@ -404,14 +428,15 @@ async fn serve_http<I>(
     sni: Option<String>,
     site: &Arc<Site>,
     activity: Arc<Activity>,
-    watcher: Option<Watcher>,
+    drain: Option<Drain>,
 ) -> Result<(), ConnectionError>
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let handler = site.handler.clone();
+    let counted = activity.clone();
     let service = service_fn(move |req: Request<Incoming>| {
-        let in_flight = activity.request();
+        let in_flight = counted.request();
         let response = handler(&req, sni.as_deref());
         drop(in_flight);
         async move { Ok::<_, Infallible>(response) }
@@ -427,10 +452,12 @@ where
             .keep_alive_interval(limits.idle_timeout / 2)
             .keep_alive_timeout(limits.idle_timeout / 2);
         let conn = builder.serve_connection(io, service);
-        match watcher {
-            Some(w) => w.watch(conn).await?,
-            None => conn.await?,
+        tokio::pin!(conn);
+        if let Some(result) = run_until_drain(conn.as_mut(), drain, &activity, true).await {
+            return result.map_err(Into::into);
         }
+        conn.as_mut().graceful_shutdown();
+        conn.await.map_err(Into::into)
     } else {
         let mut builder = hyper::server::conn::http1::Builder::new();
         // Head and idle deadlines are `Deadlined`'s: hyper's header_read_timeout would also cut
@@ -442,12 +469,39 @@ where
             .max_buf_size(limits.max_header_bytes.max(8192))
             .keep_alive(true);
         let conn = builder.serve_connection(io, service);
-        match watcher {
-            Some(w) => w.watch(conn).await?,
-            None => conn.await?,
+        tokio::pin!(conn);
+        if let Some(result) = run_until_drain(conn.as_mut(), drain, &activity, false).await {
+            return result.map_err(Into::into);
+        }
+        conn.as_mut().graceful_shutdown();
+        conn.await.map_err(Into::into)
+    }
+}
+
+/// Drives `conn` until it ends (`Some`) or a drain starts (`None`, then shut it down
+/// gracefully). An HTTP/1 connection that has not yet had its first request is let run until
+/// it does, within its header deadline: its client may have sent it before the drain began,
+/// and hyper would close such a connection as idle.
+async fn run_until_drain<F: Future + Unpin>(
+    mut conn: F,
+    drain: Option<Drain>,
+    activity: &Activity,
+    h2: bool,
+) -> Option<F::Output> {
+    let Some(mut drain) = drain else {
+        return Some(conn.await);
+    };
+    tokio::select! {
+        result = &mut conn => return Some(result),
+        _ = drain.draining.wait_for(|draining| *draining) => {}
+    }
+    if !h2 && activity.requests() == 0 {
+        tokio::select! {
+            result = &mut conn => return Some(result),
+            _ = activity.first_request() => {}
         }
     }
-    Ok(())
+    None
 }
 
 /// A stream that first yields bytes already read from it.

@@ -2,15 +2,12 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::Duration;
+use std::process::{Command, Output};
 
+use common::process::{BIN, Serving, raw_get};
 use common::{TWO_HOSTS, TWO_HOSTS_NAMES, write_cert, write_cert_valid_for};
 
-const BIN: &str = env!("CARGO_BIN_EXE_mcp-sandbox-proxy");
 
 fn run(args: &[&str]) -> Output {
     Command::new(BIN)
@@ -134,67 +131,6 @@ fn headers_prints_the_response_head() {
     let out = run(&["headers", "--config", &config, "--sandbox", "nope.test"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stdout).starts_with("HTTP/1.1 421 Misdirected Request\n"));
-}
-
-/// A `serve` process, stopped by SIGTERM when dropped.
-struct Serving {
-    child: Child,
-    addr: String,
-}
-
-impl Serving {
-    /// Starts the bare binary with configuration from the environment only.
-    fn start(config: &str) -> Serving {
-        let mut child = Command::new(BIN)
-            .env("MCP_SANDBOX_PROXY_CONFIG", config)
-            .env("MCP_SANDBOX_PROXY_LISTEN", "127.0.0.1:0")
-            .env("MCP_SANDBOX_PROXY_LOG_FORMAT", "json")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let mut lines = BufReader::new(stderr).lines();
-        let addr = loop {
-            let line = lines.next().expect("serve logs before exiting").unwrap();
-            let event: serde_json::Value =
-                serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON: {line}"));
-            if event["message"] == "listening" {
-                break event["listen"].as_str().unwrap().to_owned();
-            }
-        };
-        std::thread::spawn(move || lines.for_each(drop));
-        Serving { child, addr }
-    }
-
-    fn stop(mut self) -> std::process::ExitStatus {
-        let pid = self.child.id().to_string();
-        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
-        self.child.wait().unwrap()
-    }
-}
-
-impl Drop for Serving {
-    /// A failed assertion must not leave a server running.
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn raw_get(addr: &str, host: &str, path: &str) -> String {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    answer
 }
 
 /// The head of a response, lower-case names, without what hyper adds per connection on the

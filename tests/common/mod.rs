@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod net;
+pub mod process;
 
 use std::path::Path;
 

@@ -1,0 +1,137 @@
+//! The binary under signals and pressure: SIGHUP reloads, SIGTERM drains without losing a
+//! request, `/readyz` flips during the drain, and accept errors (EMFILE) back off and recover.
+
+mod common;
+
+use std::io::Write;
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use common::process::{Serving, raw_get, try_get};
+use common::two_hosts_with;
+
+fn write_config(dir: &std::path::Path, text: &str) -> String {
+    let path = dir.join("config.toml");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// The admin address from the start-up log.
+fn admin_addr(serving: &Serving) -> String {
+    serving.wait_for_log("listening")["admin"].as_str().expect("admin address logged").to_owned()
+}
+
+fn metric(admin: &str, series: &str) -> f64 {
+    let text = raw_get(admin, "admin", "/metrics");
+    text.lines()
+        .find_map(|l| l.strip_prefix(series).and_then(|v| v.trim().parse().ok()))
+        .unwrap_or_else(|| panic!("{series} not in\n{text}"))
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < Duration::from_secs(20), "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+#[test]
+fn sighup_reloads_the_config_and_a_broken_one_keeps_the_old() {
+    let dir = tempfile::tempdir().unwrap();
+    // Polling off: only the signal may reload.
+    let top = "admin_listen = \"127.0.0.1:0\"\nwatch_interval = \"0s\"";
+    let config = write_config(dir.path(), &two_hosts_with(top, ""));
+    let serving = Serving::start(&config);
+    let admin = admin_addr(&serving);
+    assert!(raw_get(&serving.addr, "extra.sandbox.test", "/").starts_with("HTTP/1.1 421"));
+
+    let extra = "[[hosts]]\norigin = \"https://extra.example.com\"\nsandbox = \"extra.sandbox.test\"";
+    write_config(dir.path(), &two_hosts_with(top, extra));
+    serving.signal("HUP");
+    wait_until("the new host", || raw_get(&serving.addr, "extra.sandbox.test", "/").starts_with("HTTP/1.1 200"));
+    assert_eq!(metric(&admin, "mcp_sandbox_proxy_reloads_total{outcome=\"success\"}"), 1.0);
+    assert_eq!(serving.wait_for_log("reloaded: new connections use the new config and certificates")["trigger"], "SIGHUP");
+
+    write_config(dir.path(), &two_hosts_with(top, &format!("{extra}\nsandbx = \"typo\"")));
+    serving.signal("HUP");
+    wait_until("the refusal", || metric(&admin, "mcp_sandbox_proxy_reloads_total{outcome=\"failure\"}") == 1.0);
+    let refused = serving.wait_for_log("reload refused: the previous config and certificates keep serving");
+    assert!(refused["reason"].as_str().unwrap().contains("hosts[2].sandbx is not a known key — did you mean \"sandbox\"?"), "{refused}");
+    assert!(raw_get(&serving.addr, "extra.sandbox.test", "/").starts_with("HTTP/1.1 200"), "the old config serves");
+    assert!(serving.stop().success());
+}
+
+#[test]
+fn sigterm_during_a_request_loop_loses_no_request_and_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &two_hosts_with("", "[limits]\nshutdown_grace = \"10s\""));
+    let serving = Serving::start(&config);
+    let addr = serving.addr.clone();
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let (mut served, mut lost) = (0u32, Vec::new());
+                // Bounded: until the listener refuses connections, or 2000 requests.
+                for _ in 0..2000 {
+                    let Ok(mut stream) = TcpStream::connect(&addr) else { break };
+                    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+                    let sent = write!(stream, "GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\nConnection: close\r\n\r\n");
+                    let mut answer = String::new();
+                    let read = std::io::Read::read_to_string(&mut stream, &mut answer);
+                    match (sent, read) {
+                        (Ok(()), Ok(_)) if answer.starts_with("HTTP/1.1 200") && answer.ends_with("</html>\n") => served += 1,
+                        other => lost.push(format!("{other:?}: {:?}", answer.get(..40))),
+                    }
+                }
+                (served, lost)
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    serving.signal("TERM");
+    let status = serving.wait();
+    let mut total = 0;
+    for worker in workers {
+        let (served, lost) = worker.join().unwrap();
+        assert!(lost.is_empty(), "requests lost in the drain: {lost:?}");
+        total += served;
+    }
+    assert!(total > 0, "the loop ran");
+    assert!(status.success(), "exit status {status:?}");
+}
+
+#[test]
+fn readyz_flips_to_not_ready_when_the_drain_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let top = "admin_listen = \"127.0.0.1:0\"";
+    let config = write_config(dir.path(), &two_hosts_with(top, "[limits]\nheader_read_timeout = \"3s\"\nshutdown_grace = \"10s\""));
+    let serving = Serving::start(&config);
+    let admin = admin_addr(&serving);
+    assert!(raw_get(&admin, "admin", "/readyz").starts_with("HTTP/1.1 200"));
+    // A client in the middle of its head keeps the drain going until its deadline.
+    let mut slow = TcpStream::connect(&serving.addr).unwrap();
+    slow.write_all(b"GET / HTTP/1.1\r\nHost: chat.sand").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    serving.signal("TERM");
+    wait_until("not ready", || try_get(&admin, "admin", "/readyz").is_ok_and(|r| r.starts_with("HTTP/1.1 503")));
+    assert!(raw_get(&admin, "admin", "/livez").starts_with("HTTP/1.1 200"), "alive while draining");
+    assert!(TcpStream::connect(&serving.addr).is_err(), "the public listener no longer accepts");
+    assert!(serving.wait().success());
+}
+
+#[test]
+fn accept_errors_back_off_and_the_server_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &two_hosts_with("", ""));
+    // Few descriptors: the accept loop runs out long before the connection cap.
+    let serving = Serving::start_with(&config, Some(40));
+    let held: Vec<TcpStream> = (0..60).filter_map(|_| TcpStream::connect(&serving.addr).ok()).collect();
+    serving.wait_for_log("accept failed");
+    drop(held);
+    wait_until("recovery", || try_get(&serving.addr, "chat.sandbox.test", "/").is_ok_and(|r| r.starts_with("HTTP/1.1 200")));
+    let failures = serving.log_count("accept failed");
+    assert!(failures < 200, "backed off instead of spinning: {failures} failures logged");
+    assert!(serving.stop().success());
+}
