@@ -42,6 +42,15 @@ pub struct TlsFiles {
     pub certificates: Vec<CertFiles>,
     /// `Strict-Transport-Security: max-age`; zero leaves the header out.
     pub hsts_max_age: Duration,
+    /// The oldest TLS version offered: 1.2 (Mozilla "intermediate") or 1.3 ("modern").
+    pub min_version: TlsVersion,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TlsVersion {
+    #[default]
+    Tls12,
+    Tls13,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -372,7 +381,11 @@ impl<'a> Walker<'a> {
 
     fn tls(&mut self, value: &Value<'_>) -> Option<TlsFiles> {
         let table = self.table(value, "tls")?;
-        self.reject_unknown_keys(table, "tls", &["cert", "key", "extra", "hsts_max_age"]);
+        self.reject_unknown_keys(
+            table,
+            "tls",
+            &["cert", "key", "extra", "hsts_max_age", "min_version"],
+        );
         let mut certificates = vec![self.cert_files(table, value, "tls")];
         if let Some(extra) = table.get("extra") {
             match extra.get_ref() {
@@ -397,9 +410,24 @@ impl<'a> Walker<'a> {
             Some(v) => self.duration(v, "tls.hsts_max_age", true)?,
             None => DEFAULT_HSTS_MAX_AGE,
         };
+        let min_version = match table.get("min_version") {
+            None => TlsVersion::default(),
+            Some(v) => match self.string(v, "tls.min_version")? {
+                "1.2" => TlsVersion::Tls12,
+                "1.3" => TlsVersion::Tls13,
+                other => {
+                    let message = format!(
+                        "\"{other}\" is not a TLS version this service offers: \"1.2\" or \"1.3\""
+                    );
+                    self.error_at(v, "tls.min_version", message);
+                    return None;
+                }
+            },
+        };
         Some(TlsFiles {
             certificates: certificates.into_iter().collect::<Option<_>>()?,
             hsts_max_age,
+            min_version,
         })
     }
 

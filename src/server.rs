@@ -84,7 +84,8 @@ impl Generation {
                 let provider = tls::provider();
                 let resolver = tls::load_all(files, &provider)?;
                 let certificates = resolver.expiries();
-                let server_config = tls::server_config(Arc::new(resolver), provider)?;
+                let server_config =
+                    tls::server_config(Arc::new(resolver), provider, files.min_version)?;
                 (
                     Some(TlsAcceptor::from(Arc::new(server_config))),
                     certificates,
@@ -218,7 +219,12 @@ impl Server {
         let mut admin_loop = None;
         for listener in self.listeners {
             if listener.name == "admin" {
-                admin_loop = Some(tokio::spawn(accept_connections(listener, None, None, admin_stop_rx.clone())));
+                admin_loop = Some(tokio::spawn(accept_connections(
+                    listener,
+                    None,
+                    None,
+                    admin_stop_rx.clone(),
+                )));
             } else {
                 let cap = Some(self.connections.clone());
                 let task = accept_connections(listener, cap, Some(drain.clone()), stop_rx.clone());
@@ -305,20 +311,41 @@ async fn accept_connections(
             }
         }
     }
-    accept_backlog(&listener, drain).await;
+    accept_backlog(listener, drain).await;
 }
 
 /// Serves the connections the kernel already completed before the listener closes: their
-/// clients sent requests before the drain began, and closing would reset them.
-async fn accept_backlog(listener: &Listener, drain: Option<Drain>) {
-    let waiting = || {
-        std::future::poll_fn(|cx| match listener.socket.poll_accept(cx) {
-            Poll::Ready(Ok(accepted)) => Poll::Ready(Some(accepted)),
-            Poll::Ready(Err(_)) | Poll::Pending => Poll::Ready(None),
-        })
+/// clients sent requests before the drain began, and closing would reset them. The accept
+/// syscall is made directly, since tokio's readiness may not have seen them yet.
+async fn accept_backlog(listener: Listener, drain: Option<Drain>) {
+    let Listener {
+        name,
+        socket,
+        site,
+        metrics,
+    } = listener;
+    let socket = match socket.into_std() {
+        Ok(socket) => socket,
+        Err(e) => {
+            tracing::warn!(listener = name, error = %e, "cannot read the accept backlog");
+            return;
+        }
     };
-    while let Some((stream, peer)) = waiting().await {
-        spawn_connection(listener, stream, peer, None, drain.clone());
+    while let Ok((stream, peer)) = socket.accept() {
+        let Ok(stream) = stream
+            .set_nonblocking(true)
+            .and_then(|()| TcpStream::from_std(stream))
+        else {
+            continue;
+        };
+        spawn_served(
+            stream,
+            peer,
+            site.borrow().clone(),
+            metrics.clone(),
+            None,
+            drain.clone(),
+        );
     }
 }
 
@@ -330,7 +357,17 @@ fn spawn_connection(
     drain: Option<Drain>,
 ) {
     let site = listener.site.borrow().clone();
-    let metrics = listener.metrics.clone();
+    spawn_served(stream, peer, site, listener.metrics.clone(), permit, drain);
+}
+
+fn spawn_served(
+    stream: TcpStream,
+    peer: SocketAddr,
+    site: Arc<Site>,
+    metrics: Option<Arc<Metrics>>,
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    drain: Option<Drain>,
+) {
     tokio::spawn(async move {
         let open = metrics.as_ref().map(|m| m.connection_opened());
         serve_connection(stream, peer, site, drain, metrics.as_deref()).await;

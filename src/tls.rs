@@ -177,14 +177,19 @@ pub fn load_all(files: &TlsFiles, provider: &CryptoProvider) -> Result<SniResolv
     Ok(SniResolver::new(certs))
 }
 
-/// The rustls server config: TLS 1.3 and 1.2 with the provider's default suites, ALPN h2
-/// then http/1.1.
+/// The rustls server config: TLS 1.3 and (unless `min_version` is 1.3) 1.2, with the
+/// provider's default suites (AEAD with forward secrecy only), ALPN h2 then http/1.1.
 pub fn server_config(
     resolver: Arc<SniResolver>,
     provider: Arc<CryptoProvider>,
+    min_version: crate::config::TlsVersion,
 ) -> Result<ServerConfig, TlsError> {
+    let versions: &[&rustls::SupportedProtocolVersion] = match min_version {
+        crate::config::TlsVersion::Tls12 => &[&version::TLS13, &version::TLS12],
+        crate::config::TlsVersion::Tls13 => &[&version::TLS13],
+    };
     let mut config = ServerConfig::builder_with_provider(provider)
-        .with_protocol_versions(&[&version::TLS13, &version::TLS12])?
+        .with_protocol_versions(versions)?
         .with_no_client_auth()
         .with_cert_resolver(resolver);
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];

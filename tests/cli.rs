@@ -8,7 +8,6 @@ use std::process::{Command, Output};
 use common::process::{BIN, Serving, raw_get};
 use common::{TWO_HOSTS, TWO_HOSTS_NAMES, write_cert, write_cert_valid_for};
 
-
 fn run(args: &[&str]) -> Output {
     Command::new(BIN)
         .args(args)

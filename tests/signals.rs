@@ -5,6 +5,8 @@ mod common;
 
 use std::io::Write;
 use std::net::TcpStream;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use common::process::{Serving, raw_get, try_get};
@@ -18,7 +20,10 @@ fn write_config(dir: &std::path::Path, text: &str) -> String {
 
 /// The admin address from the start-up log.
 fn admin_addr(serving: &Serving) -> String {
-    serving.wait_for_log("listening")["admin"].as_str().expect("admin address logged").to_owned()
+    serving.wait_for_log("listening")["admin"]
+        .as_str()
+        .expect("admin address logged")
+        .to_owned()
 }
 
 fn metric(admin: &str, series: &str) -> f64 {
@@ -31,7 +36,10 @@ fn metric(admin: &str, series: &str) -> f64 {
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
     while !done() {
-        assert!(start.elapsed() < Duration::from_secs(20), "timed out waiting for {what}");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "timed out waiting for {what}"
+        );
         std::thread::sleep(Duration::from_millis(25));
     }
 }
@@ -46,42 +54,92 @@ fn sighup_reloads_the_config_and_a_broken_one_keeps_the_old() {
     let admin = admin_addr(&serving);
     assert!(raw_get(&serving.addr, "extra.sandbox.test", "/").starts_with("HTTP/1.1 421"));
 
-    let extra = "[[hosts]]\norigin = \"https://extra.example.com\"\nsandbox = \"extra.sandbox.test\"";
+    let extra =
+        "[[hosts]]\norigin = \"https://extra.example.com\"\nsandbox = \"extra.sandbox.test\"";
     write_config(dir.path(), &two_hosts_with(top, extra));
     serving.signal("HUP");
-    wait_until("the new host", || raw_get(&serving.addr, "extra.sandbox.test", "/").starts_with("HTTP/1.1 200"));
-    assert_eq!(metric(&admin, "mcp_sandbox_proxy_reloads_total{outcome=\"success\"}"), 1.0);
-    assert_eq!(serving.wait_for_log("reloaded: new connections use the new config and certificates")["trigger"], "SIGHUP");
+    wait_until("the new host", || {
+        raw_get(&serving.addr, "extra.sandbox.test", "/").starts_with("HTTP/1.1 200")
+    });
+    assert_eq!(
+        metric(
+            &admin,
+            "mcp_sandbox_proxy_reloads_total{outcome=\"success\"}"
+        ),
+        1.0
+    );
+    assert_eq!(
+        serving.wait_for_log("reloaded: new connections use the new config and certificates")["trigger"],
+        "SIGHUP"
+    );
 
-    write_config(dir.path(), &two_hosts_with(top, &format!("{extra}\nsandbx = \"typo\"")));
+    write_config(
+        dir.path(),
+        &two_hosts_with(top, &format!("{extra}\nsandbx = \"typo\"")),
+    );
     serving.signal("HUP");
-    wait_until("the refusal", || metric(&admin, "mcp_sandbox_proxy_reloads_total{outcome=\"failure\"}") == 1.0);
-    let refused = serving.wait_for_log("reload refused: the previous config and certificates keep serving");
-    assert!(refused["reason"].as_str().unwrap().contains("hosts[2].sandbx is not a known key — did you mean \"sandbox\"?"), "{refused}");
-    assert!(raw_get(&serving.addr, "extra.sandbox.test", "/").starts_with("HTTP/1.1 200"), "the old config serves");
+    wait_until("the refusal", || {
+        metric(
+            &admin,
+            "mcp_sandbox_proxy_reloads_total{outcome=\"failure\"}",
+        ) == 1.0
+    });
+    let refused =
+        serving.wait_for_log("reload refused: the previous config and certificates keep serving");
+    assert!(
+        refused["reason"]
+            .as_str()
+            .unwrap()
+            .contains("hosts[2].sandbx is not a known key — did you mean \"sandbox\"?"),
+        "{refused}"
+    );
+    assert!(
+        raw_get(&serving.addr, "extra.sandbox.test", "/").starts_with("HTTP/1.1 200"),
+        "the old config serves"
+    );
     assert!(serving.stop().success());
 }
 
 #[test]
 fn sigterm_during_a_request_loop_loses_no_request_and_exits_0() {
     let dir = tempfile::tempdir().unwrap();
-    let config = write_config(dir.path(), &two_hosts_with("", "[limits]\nshutdown_grace = \"10s\""));
+    let config = write_config(
+        dir.path(),
+        &two_hosts_with("", "[limits]\nshutdown_grace = \"10s\""),
+    );
     let serving = Serving::start(&config);
     let addr = serving.addr.clone();
+    // Set just before SIGTERM: from then on no new connection is made, as a load balancer
+    // stops sending once the pod is terminating. Every connection made before it, whose
+    // request may well be written after the signal, must still be answered in full.
+    let signalled = Arc::new(AtomicBool::new(false));
     let workers: Vec<_> = (0..4)
         .map(|_| {
-            let addr = addr.clone();
+            let (addr, signalled) = (addr.clone(), signalled.clone());
             std::thread::spawn(move || {
                 let (mut served, mut lost) = (0u32, Vec::new());
-                // Bounded: until the listener refuses connections, or 2000 requests.
-                for _ in 0..2000 {
-                    let Ok(mut stream) = TcpStream::connect(&addr) else { break };
+                // Bounded: until the signal, or 5000 requests.
+                for _ in 0..5000 {
+                    if signalled.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(mut stream) = TcpStream::connect(&addr) else {
+                        break;
+                    };
                     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-                    let sent = write!(stream, "GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\nConnection: close\r\n\r\n");
+                    let sent = write!(
+                        stream,
+                        "GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\nConnection: close\r\n\r\n"
+                    );
                     let mut answer = String::new();
                     let read = std::io::Read::read_to_string(&mut stream, &mut answer);
                     match (sent, read) {
-                        (Ok(()), Ok(_)) if answer.starts_with("HTTP/1.1 200") && answer.ends_with("</html>\n") => served += 1,
+                        (Ok(()), Ok(_))
+                            if answer.starts_with("HTTP/1.1 200")
+                                && answer.ends_with("</html>\n") =>
+                        {
+                            served += 1
+                        }
                         other => lost.push(format!("{other:?}: {:?}", answer.get(..40))),
                     }
                 }
@@ -90,7 +148,28 @@ fn sigterm_during_a_request_loop_loses_no_request_and_exits_0() {
         })
         .collect();
     std::thread::sleep(Duration::from_millis(300));
+    // Connections made just before the signal whose requests are written just after it.
+    let mut pending: Vec<TcpStream> = (0..8).map(|_| TcpStream::connect(&addr).unwrap()).collect();
+    signalled.store(true, Ordering::SeqCst);
     serving.signal("TERM");
+    std::thread::sleep(Duration::from_millis(100));
+    for (i, stream) in pending.iter_mut().enumerate() {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        write!(
+            stream,
+            "GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut answer = String::new();
+        let read = std::io::Read::read_to_string(stream, &mut answer);
+        assert!(
+            answer.starts_with("HTTP/1.1 200"),
+            "pending connection {i} lost its request: {read:?} {:?}",
+            answer.get(..40)
+        );
+    }
     let status = serving.wait();
     let mut total = 0;
     for worker in workers {
@@ -106,18 +185,33 @@ fn sigterm_during_a_request_loop_loses_no_request_and_exits_0() {
 fn readyz_flips_to_not_ready_when_the_drain_starts() {
     let dir = tempfile::tempdir().unwrap();
     let top = "admin_listen = \"127.0.0.1:0\"";
-    let config = write_config(dir.path(), &two_hosts_with(top, "[limits]\nheader_read_timeout = \"3s\"\nshutdown_grace = \"10s\""));
+    let config = write_config(
+        dir.path(),
+        &two_hosts_with(
+            top,
+            "[limits]\nheader_read_timeout = \"3s\"\nshutdown_grace = \"10s\"",
+        ),
+    );
     let serving = Serving::start(&config);
     let admin = admin_addr(&serving);
     assert!(raw_get(&admin, "admin", "/readyz").starts_with("HTTP/1.1 200"));
     // A client in the middle of its head keeps the drain going until its deadline.
     let mut slow = TcpStream::connect(&serving.addr).unwrap();
-    slow.write_all(b"GET / HTTP/1.1\r\nHost: chat.sand").unwrap();
+    slow.write_all(b"GET / HTTP/1.1\r\nHost: chat.sand")
+        .unwrap();
     std::thread::sleep(Duration::from_millis(100));
     serving.signal("TERM");
-    wait_until("not ready", || try_get(&admin, "admin", "/readyz").is_ok_and(|r| r.starts_with("HTTP/1.1 503")));
-    assert!(raw_get(&admin, "admin", "/livez").starts_with("HTTP/1.1 200"), "alive while draining");
-    assert!(TcpStream::connect(&serving.addr).is_err(), "the public listener no longer accepts");
+    wait_until("not ready", || {
+        try_get(&admin, "admin", "/readyz").is_ok_and(|r| r.starts_with("HTTP/1.1 503"))
+    });
+    assert!(
+        raw_get(&admin, "admin", "/livez").starts_with("HTTP/1.1 200"),
+        "alive while draining"
+    );
+    assert!(
+        TcpStream::connect(&serving.addr).is_err(),
+        "the public listener no longer accepts"
+    );
     assert!(serving.wait().success());
 }
 
@@ -127,11 +221,19 @@ fn accept_errors_back_off_and_the_server_recovers() {
     let config = write_config(dir.path(), &two_hosts_with("", ""));
     // Few descriptors: the accept loop runs out long before the connection cap.
     let serving = Serving::start_with(&config, Some(40));
-    let held: Vec<TcpStream> = (0..60).filter_map(|_| TcpStream::connect(&serving.addr).ok()).collect();
+    let held: Vec<TcpStream> = (0..60)
+        .filter_map(|_| TcpStream::connect(&serving.addr).ok())
+        .collect();
     serving.wait_for_log("accept failed");
     drop(held);
-    wait_until("recovery", || try_get(&serving.addr, "chat.sandbox.test", "/").is_ok_and(|r| r.starts_with("HTTP/1.1 200")));
+    wait_until("recovery", || {
+        try_get(&serving.addr, "chat.sandbox.test", "/")
+            .is_ok_and(|r| r.starts_with("HTTP/1.1 200"))
+    });
     let failures = serving.log_count("accept failed");
-    assert!(failures < 200, "backed off instead of spinning: {failures} failures logged");
+    assert!(
+        failures < 200,
+        "backed off instead of spinning: {failures} failures logged"
+    );
     assert!(serving.stop().success());
 }

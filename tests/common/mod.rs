@@ -41,7 +41,7 @@ pub fn write_cert(
     stem: &str,
     names: &[&str],
 ) -> (std::path::PathBuf, std::path::PathBuf, Vec<u8>) {
-    write_cert_valid_for(dir, stem, names, 365)
+    write_cert_valid_for(dir, stem, names, 60)
 }
 
 /// Like [`write_cert`], expiring `days` from now (negative: already expired).
@@ -54,7 +54,8 @@ pub fn write_cert_valid_for(
     let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
     let mut params = rcgen::CertificateParams::new(names).expect("valid names");
     let now = time::OffsetDateTime::now_utc();
-    params.not_before = now - time::Duration::days(400);
+    // A short lifespan, as public CAs issue (sslyze checks it), ending `days` from now.
+    params.not_before = now + time::Duration::days(days.min(1) - 30);
     params.not_after = now + time::Duration::days(days);
     let key = rcgen::KeyPair::generate().expect("rcgen makes a key");
     let cert = params.self_signed(&key).expect("rcgen signs");

@@ -47,36 +47,59 @@ impl Serving {
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
-                let event: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|_| serde_json::json!({ "message": line }));
+                let event: serde_json::Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|_| serde_json::json!({ "message": line }));
                 if event["message"] == "listening" {
                     let _ = addr_tx.send(event["listen"].as_str().unwrap_or_default().to_owned());
                 }
                 sink.lock().unwrap().push(event);
             }
         });
-        let addr = addr_rx.recv_timeout(Duration::from_secs(20)).expect("serve logs `listening`");
+        let addr = addr_rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("serve logs `listening`");
         Serving { child, addr, logs }
     }
 
     pub fn signal(&self, name: &str) {
         let pid = self.child.id().to_string();
-        assert!(Command::new("kill").args([&format!("-{name}"), &pid]).status().unwrap().success());
+        assert!(
+            Command::new("kill")
+                .args([&format!("-{name}"), &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
     }
 
     /// Waits (bounded) for a log event with this message; returns it.
     pub fn wait_for_log(&self, message: &str) -> serde_json::Value {
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(20) {
-            if let Some(event) = self.logs.lock().unwrap().iter().find(|e| e["message"] == message) {
+            if let Some(event) = self
+                .logs
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|e| e["message"] == message)
+            {
                 return event.clone();
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        panic!("no log line {message:?} in {:#?}", self.logs.lock().unwrap());
+        panic!(
+            "no log line {message:?} in {:#?}",
+            self.logs.lock().unwrap()
+        );
     }
 
     pub fn log_count(&self, message: &str) -> usize {
-        self.logs.lock().unwrap().iter().filter(|e| e["message"] == message).count()
+        self.logs
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|e| e["message"] == message)
+            .count()
     }
 
     /// Waits (bounded) for the process to exit.
@@ -86,7 +109,10 @@ impl Serving {
             if let Some(status) = self.child.try_wait().unwrap() {
                 return status;
             }
-            assert!(start.elapsed() < Duration::from_secs(30), "the process did not exit");
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the process did not exit"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -113,7 +139,10 @@ pub fn raw_get(addr: &str, host: &str, path: &str) -> String {
 pub fn try_get(addr: &str, host: &str, path: &str) -> std::io::Result<String> {
     let mut stream = TcpStream::connect(addr)?;
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n")?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )?;
     let mut answer = String::new();
     stream.read_to_string(&mut answer)?;
     Ok(answer)
