@@ -13,6 +13,9 @@
   var DOMAIN_LISTS = ['connectDomains', 'resourceDomains', 'frameDomains', 'baseUriDomains'];
   // Host messages held until the view is listening; a host that floods before then loses the rest.
   var MAX_HELD = 256;
+  // CSP violation notices passed to the host per page; a view in a loop of violations must not
+  // flood it.
+  var MAX_VIOLATIONS = 50;
   var DEFAULT_SANDBOX = ['allow-scripts', 'allow-same-origin', 'allow-forms'];
   // SECURITY: a host override can only pick from these. Never allow-top-navigation*: a view must
   // not replace the chat it is shown in.
@@ -30,10 +33,13 @@
 
   var config = readConfig();
   var hostOrigin = config.hostOrigin;
-  var view = null;          // the inner <iframe>, created when the resource arrives
+  var view = null;          // the inner <iframe>, once a resource is mounted in it
   var viewTarget = null;    // targetOrigin for posts to the view: our origin, or '*' when opaque
+  var viewDocument = null;  // the document we wrote, for a same-origin view
+  var viewNavigated = false; // the inner frame left the view's document: relay nothing more
   var viewListening = false;
   var held = [];
+  var violations = 0;
 
   function readConfig() {
     var element = document.getElementById('sandbox-config');
@@ -44,6 +50,13 @@
   if (window.top === window) {
     refuse('This page is an MCP Apps sandbox proxy for ' + hostOrigin +
       '. It only runs inside an iframe of that host.');
+    return;
+  }
+  // spec: the host's iframe must allow-same-origin. Without it this page has an opaque origin,
+  // cannot write the view into a same-origin frame, and 'self' in the policy means nothing.
+  if (window.location.origin === 'null' || window.origin === 'null') {
+    refuse('This MCP Apps sandbox proxy needs "allow-scripts allow-same-origin" in the sandbox ' +
+      'attribute of the host\'s iframe.');
     return;
   }
 
@@ -77,13 +90,28 @@
     }
   }
 
+  // The view is the document we mounted in the inner frame, not whatever that frame shows
+  // later: a view that navigates itself elsewhere (a frameDomains page, say) is no longer the
+  // view, and nothing more is relayed for it.
+  function viewIsMounted() {
+    if (!view || viewNavigated) return false;
+    if (viewTarget === '*') return true; // opaque: the frame's load events tell (see mount)
+    try {
+      return view.contentDocument === viewDocument;
+    } catch (crossOrigin) {
+      return false;
+    }
+  }
+
   // The view's window is the inner frame's contentWindow. WebKit can report a same-origin
   // about:blank child written with document.write under another WindowProxy, so for a
   // same-origin view we also accept a window whose frameElement is our inner frame.
   function isFromView(event) {
     if (!view || !event.source) return false;
-    if (event.source === view.contentWindow) return true;
-    if (viewTarget === '*' || event.origin !== window.location.origin) return false;
+    var fromFrame = event.source === view.contentWindow;
+    if (viewTarget === '*') return fromFrame && viewIsMounted();
+    if (event.origin !== window.location.origin || !viewIsMounted()) return false;
+    if (fromFrame) return true;
     try {
       return event.source.frameElement === view;
     } catch (crossOrigin) {
@@ -138,7 +166,13 @@
     if (!viewListening) {
       // The view's first message shows it is listening: deliver what the host sent early.
       viewListening = true;
-      held.splice(0).forEach(postToView);
+      held.splice(0).forEach(function (message) {
+        try {
+          postToView(message);
+        } catch (error) {
+          console.error('[sandbox] could not deliver a held host message:', error);
+        }
+      });
     }
     postToHost(data);
   }
@@ -157,6 +191,10 @@
   }
 
   function postToView(message) {
+    if (!viewIsMounted()) {
+      console.warn('[sandbox] dropped a host message: the view has navigated away');
+      return;
+    }
     view.contentWindow.postMessage(message, viewTarget);
   }
 
@@ -170,29 +208,54 @@
     // Both attributes must be set before the frame is inserted: a frame's sandbox flags and
     // permissions policy are fixed when its document is created, and document.open/write
     // reuses the initial about:blank document rather than creating a new one.
-    view = document.createElement('iframe');
-    view.setAttribute('sandbox', tokens.join(' '));
-    view.setAttribute('allow', allowAttribute(params.permissions));
-    view.setAttribute('title', 'MCP App view');
-    viewTarget = sameOrigin ? window.location.origin : '*';
-    if (sameOrigin) {
-      // A real same-origin document (not srcdoc): WebGL and referrer-bound APIs need it.
-      document.body.appendChild(view);
-      var doc = view.contentDocument;
-      doc.open();
-      watchViolations(doc);
-      doc.write(params.html);
-      doc.close();
-    } else {
-      // An opaque view: srcdoc gives it a real opaque origin, which document.write cannot.
-      view.srcdoc = params.html;
-      document.body.appendChild(view);
+    var frame = document.createElement('iframe');
+    frame.setAttribute('sandbox', tokens.join(' '));
+    frame.setAttribute('allow', allowAttribute(params.permissions));
+    frame.setAttribute('title', 'MCP App view');
+    try {
+      if (sameOrigin) {
+        // A real same-origin document (not srcdoc): WebGL and referrer-bound APIs need it.
+        document.body.appendChild(frame);
+        var doc = frame.contentDocument;
+        doc.open();
+        watchViolations(doc);
+        doc.write(params.html);
+        doc.close();
+        viewDocument = doc;
+      } else {
+        // An opaque view: srcdoc gives it a real opaque origin, which document.write cannot.
+        // Its document cannot be inspected, so its frame's loads are counted: the first is
+        // the view, any later one is a navigation away from it.
+        var loads = 0;
+        frame.addEventListener('load', function () {
+          loads += 1;
+          if (loads > 1 && !viewNavigated) {
+            viewNavigated = true;
+            console.warn('[sandbox] the view navigated away: relaying stopped');
+          }
+        });
+        frame.srcdoc = params.html;
+        document.body.appendChild(frame);
+      }
+    } catch (error) {
+      // Only a mounted view counts: a failure leaves the page ready for another resource.
+      if (frame.parentNode) frame.parentNode.removeChild(frame);
+      viewDocument = null;
+      console.error('[sandbox] could not mount the view:', error);
+      return;
     }
+    view = frame;
+    viewTarget = sameOrigin ? window.location.origin : '*';
     warnAboutMissingDomains(params.csp);
   }
 
   function sandboxTokens(override) {
-    if (typeof override !== 'string') return DEFAULT_SANDBOX.slice();
+    if (override === undefined || override === null) return DEFAULT_SANDBOX.slice();
+    if (typeof override !== 'string') {
+      // A malformed override must not fall back to the wider default.
+      console.warn('[sandbox] params.sandbox is not a string: mounting with "allow-scripts" only');
+      return ['allow-scripts'];
+    }
     var tokens = [];
     override.split(/\s+/).forEach(function (token) {
       if (!token) return;
@@ -225,7 +288,9 @@
       var asked = Array.isArray(requested[list]) ? requested[list] : [];
       var have = Array.isArray(applied[list]) ? applied[list] : [];
       var missing = asked.filter(function (domain) {
-        return typeof domain === 'string' && have.indexOf(domain.toLowerCase()) === -1;
+        return typeof domain === 'string' && !have.some(function (source) {
+          return covers(source, normalizeSource(domain));
+        });
       });
       if (missing.length) {
         console.warn('[sandbox] the view asks for ' + list + ' ' + missing.join(', ') +
@@ -233,6 +298,26 @@
           '(or they were dropped; see above). Policy: ' + config.policy);
       }
     });
+  }
+
+  // As the server normalises a source: scheme and host lower-cased, the path kept as it is.
+  function normalizeSource(source) {
+    var cut = source.indexOf('/', source.indexOf('://') + 3);
+    if (cut === -1) return source.toLowerCase();
+    return source.slice(0, cut).toLowerCase() + source.slice(cut);
+  }
+
+  // Whether an applied source allows a requested one: the same, or a wildcard over its host.
+  function covers(applied, requested) {
+    if (applied === requested) return true;
+    var wildcard = applied.indexOf('*.');
+    if (wildcard === -1) return false;
+    var prefix = applied.slice(0, wildcard);
+    var suffix = applied.slice(wildcard + 1);
+    var hostEnd = requested.indexOf('/', prefix.length);
+    var requestedHost = hostEnd === -1 ? requested : requested.slice(0, hostEnd);
+    return requested.indexOf(prefix) === 0 && requestedHost.length > prefix.length + suffix.length &&
+      requestedHost.slice(-suffix.length) === suffix;
   }
 
   function reportDroppedSources() {
@@ -247,6 +332,9 @@
   // reserved prefix, so a host can tell its user why something in the view did not load.
   function watchViolations(doc) {
     doc.addEventListener('securitypolicyviolation', function (e) {
+      // Only the browser's own reports: a view can dispatch a synthetic event.
+      if (!e.isTrusted || violations >= MAX_VIOLATIONS) return;
+      violations += 1;
       postToHost({
         jsonrpc: '2.0',
         method: CSP_VIOLATION,

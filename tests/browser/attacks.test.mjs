@@ -14,7 +14,7 @@ window.received = [];
 window.mountProxy = (opts) => new Promise((resolve) => {
   const frame = document.createElement('iframe');
   frame.id = 'proxy';
-  frame.setAttribute('sandbox', 'allow-scripts allow-same-origin allow-forms');
+  frame.setAttribute('sandbox', opts.outerSandbox || 'allow-scripts allow-same-origin allow-forms');
   if (opts.allow) frame.setAttribute('allow', opts.allow);
   const url = new URL(opts.proxyUrl);
   if (opts.csp) url.searchParams.set('csp', JSON.stringify(opts.csp));
@@ -90,6 +90,15 @@ window.addEventListener('message', (e) => {
       '/sibling': html(sibling),
     }, hostPort));
     servers.push(await startServer({
+      // A page the view navigates itself to: it tries to speak for the view, and records what it hears.
+      '/third-party': html(`<!doctype html><script>
+window.addEventListener('message', (e) => parent.postMessage({ jsonrpc: '2.0', method: 'test/report', params: { key: 'third-party-heard', value: e.data } }, '*'));
+parent.postMessage({ jsonrpc: '2.0', method: 'test/report', params: { key: 'third-party-early', value: 'spoke' } }, '*');
+window.addEventListener('load', () => setTimeout(() => {
+  parent.postMessage({ jsonrpc: '2.0', method: 'test/report', params: { key: 'third-party', value: 'spoke' } }, '*');
+  parent.postMessage({ jsonrpc: '2.0', id: 99, method: 'tools/call', params: { name: 'steal', arguments: {} } }, '*');
+}, 200));
+</script>`),
       '/frame': html(`<!doctype html><body><script>
 window.messages = [];
 window.addEventListener('message', (e) => window.messages.push(e.data));
@@ -332,5 +341,68 @@ document.body.appendChild(f);
       view("report('mounted', true)"));
     await report(page, 'mounted');
     assert.ok(console.some((m) => m.includes('connectDomains https://api.example.com') && m.includes('?csp=')), console.join('\n'));
+  });
+  for (const sandbox of [undefined, 'allow-scripts']) {
+    it(`a view that navigates away is no longer relayed (${sandbox ? 'opaque' : 'same-origin'} view)`, T, async (t) => {
+      // A declared frame domain (plain http is allowed for 127.0.0.1 only), where the view can go.
+      const thirdPartyOrigin = `http://127.0.0.1:${new URL(evilOrigin).port}`;
+      const thirdParty = `${thirdPartyOrigin}/third-party`;
+      const csp = { frameDomains: [thirdPartyOrigin] };
+      const { page, proxyFrame } = await hostPage(t, { csp });
+      await page.evaluate(([html, sandbox, csp]) => window.sendResource({ html, sandbox, csp }), [view(`
+        report('before-navigation', true);
+        setTimeout(() => { location.href = ${JSON.stringify(thirdParty)}; }, 50);`), sandbox, csp]);
+      assert.equal(await report(page, 'before-navigation'), true);
+      const inner = () => proxyFrame.childFrames()[0];
+      for (let i = 0; i < 200 && !(inner() && inner().url().startsWith(thirdParty)); i++) await page.waitForTimeout(25);
+      assert.ok(inner().url().startsWith(thirdParty), 'the view navigated');
+      await inner().waitForLoadState('load');
+      await page.evaluate(() => window.toProxy({ jsonrpc: '2.0', method: 'test/secret', params: 'host-data' }));
+      await page.evaluate(() => window.toProxy({ jsonrpc: '2.0', method: 'test/echo', params: 'after' }));
+      await page.waitForTimeout(600);
+      const received = await page.evaluate(() => window.received);
+      assert.ok(!received.some((m) => m.data.method === 'tools/call'), 'the third-party page did not reach the host');
+      assert.ok(!reports(received).includes('third-party'), JSON.stringify(received));
+      assert.ok(!reports(received).includes('third-party-heard'), 'nothing of the host reached it');
+      if (!sandbox) {
+        // A same-origin view's document is checked on every message: not even the first gets by.
+        assert.ok(!reports(received).includes('third-party-early'), JSON.stringify(received));
+      }
+    });
+  }
+
+  it('refuses to run when the host iframe lacks allow-same-origin', T, async (t) => {
+    const context = await browser.newContext();
+    t.after(() => context.close());
+    const page = await context.newPage();
+    await page.goto(`${hostOrigin}/raw`);
+    await page.evaluate((o) => { window.mountProxy(o); }, { proxyUrl, outerSandbox: 'allow-scripts' });
+    let proxyFrame;
+    for (let i = 0; i < 200 && !proxyFrame; i++) {
+      proxyFrame = page.frames().find((f) => f.url().startsWith(proxyUrl));
+      if (!proxyFrame) await page.waitForTimeout(25);
+    }
+    await proxyFrame.waitForSelector('.refusal');
+    assert.match(await proxyFrame.locator('.refusal').textContent(), /allow-scripts allow-same-origin/);
+    assert.deepEqual(await page.evaluate(() => window.received), [], 'no sandbox-proxy-ready');
+  });
+
+  it("a view's synthetic securitypolicyviolation is not forwarded as the proxy's notice", T, async (t) => {
+    const { page } = await hostPage(t);
+    await page.evaluate((html) => window.sendResource({ html }), view(`
+      document.dispatchEvent(new Event('securitypolicyviolation'));
+      report('dispatched', true);`));
+    await report(page, 'dispatched');
+    await roundTrip(page, 'after-synthetic');
+    const received = await page.evaluate(() => window.received);
+    assert.ok(!received.some((m) => m.data.method === 'ui/notifications/sandbox-csp-violation'), JSON.stringify(received));
+  });
+
+  it('a malformed sandbox override mounts with the narrowest sandbox, not the default', T, async (t) => {
+    const { page, proxyFrame } = await hostPage(t);
+    await page.evaluate((html) => window.sendResource({ html, sandbox: ['allow-scripts', 'allow-same-origin'] }),
+      view("report('origin', self.origin)"));
+    assert.equal(await report(page, 'origin'), 'null');
+    assert.equal(await proxyFrame.evaluate(() => document.querySelector('iframe').getAttribute('sandbox')), 'allow-scripts');
   });
 });
