@@ -520,14 +520,15 @@ impl<'a> Walker<'a> {
                 return Vec::new();
             }
         };
-        let mut hosts: Vec<(HostEntry, &Value<'_>)> = Vec::new();
+        // Each entry keeps its index in the file, so messages name the right hosts[i].
+        let mut hosts: Vec<(usize, HostEntry, &Value<'_>)> = Vec::new();
         for (i, item) in items.iter().enumerate() {
             if let Some(entry) = self.host(item, i) {
-                hosts.push((entry, item));
+                hosts.push((i, entry, item));
             }
         }
         self.cross_check_hosts(&hosts, default_port);
-        hosts.into_iter().map(|(entry, _)| entry).collect()
+        hosts.into_iter().map(|(_, entry, _)| entry).collect()
     }
 
     fn host(&mut self, value: &Value<'_>, index: usize) -> Option<HostEntry> {
@@ -587,12 +588,12 @@ impl<'a> Walker<'a> {
 
     /// Rules that relate entries: unique names, no sandbox on a host's own origin, and a
     /// warning when the two share a site.
-    fn cross_check_hosts(&mut self, hosts: &[(HostEntry, &Value<'_>)], default_port: u16) {
-        for (i, (entry, table)) in hosts.iter().enumerate() {
+    fn cross_check_hosts(&mut self, hosts: &[(usize, HostEntry, &Value<'_>)], default_port: u16) {
+        for (n, (i, entry, table)) in hosts.iter().enumerate() {
             let at = sandbox_value(table);
             let authority = entry.sandbox.authority(default_port);
             let key = format!("hosts[{i}].sandbox");
-            for (j, (other, _)) in hosts.iter().enumerate().take(i) {
+            for (j, other, _) in hosts.iter().take(n) {
                 let other_authority = other.sandbox.authority(default_port);
                 if authority == other_authority {
                     let message = format!("\"{authority}\" is already the sandbox of hosts[{j}]");
@@ -608,8 +609,8 @@ impl<'a> Walker<'a> {
                     self.error_at(at, &key, message);
                 }
             }
-            for (other, _) in hosts {
-                self.check_sandbox_against_origin(entry, &other.origin, default_port, at, &key);
+            for (_, other, _) in hosts {
+                self.check_sandbox_against_origin(entry, &other.origin, at, &key);
             }
         }
     }
@@ -618,18 +619,22 @@ impl<'a> Walker<'a> {
         &mut self,
         entry: &HostEntry,
         origin: &Origin,
-        default_port: u16,
         at: &Value<'_>,
         key: &str,
     ) {
-        let sandbox_scheme_port = entry.sandbox.port().unwrap_or(default_port);
-        let origin_port = origin.port().unwrap_or(match origin.scheme() {
-            crate::origin::Scheme::Http => 80,
-            crate::origin::Scheme::Https => 443,
-        });
-        let sandbox_https = default_port == 443;
-        let origin_https = origin.scheme() == crate::origin::Scheme::Https;
-        let same_port = sandbox_scheme_port == origin_port && sandbox_https == origin_https;
+        // The scheme browsers see is not known here: without [tls] a load balancer may still
+        // serve the sandbox over https. So only ports are compared: no port on either side
+        // means each is on its scheme's default, which is the same origin if the schemes agree.
+        let same_port = match entry.sandbox.port() {
+            Some(port) => {
+                let default = match origin.scheme() {
+                    crate::origin::Scheme::Http => 80,
+                    crate::origin::Scheme::Https => 443,
+                };
+                port == origin.port().unwrap_or(default)
+            }
+            None => origin.port().is_none(),
+        };
         let host = entry.sandbox.host();
         let same_host = host == origin.host()
             || entry.per_server_subdomains && is_one_label_below(origin.host(), host);

@@ -243,8 +243,19 @@ pub fn is_dns_label(label: &str) -> bool {
 }
 
 /// A lower-case DNS name (or dotted IPv4 address): labels of [`is_dns_label`], at most 253 bytes.
+/// A name whose last label is all digits must be a canonical dotted-quad IPv4 address: browsers
+/// rewrite forms like `127.1` or `2130706433` to `127.0.0.1`, so those could never match.
 pub fn is_dns_name(name: &str) -> bool {
-    !name.is_empty() && name.len() <= 253 && name.split('.').all(is_dns_label)
+    let labels_ok = !name.is_empty() && name.len() <= 253 && name.split('.').all(is_dns_label);
+    let numeric_tail = name
+        .rsplit('.')
+        .next()
+        .is_some_and(|l| l.bytes().all(|b| b.is_ascii_digit()));
+    labels_ok
+        && (!numeric_tail
+            || name
+                .parse::<Ipv4Addr>()
+                .is_ok_and(|ip| ip.to_string() == name))
 }
 
 /// `localhost`, `*.localhost` and 127.0.0.0/8: names browsers treat as loopback and as

@@ -59,9 +59,10 @@ pub struct Service {
     names: HashMap<String, usize>,
     /// Authority one label up → host index, for hosts with per-server subdomains.
     parents: HashMap<String, usize>,
-    /// TLS server name (a host without port) → host index, for the SNI/authority rule.
-    server_names: HashMap<String, usize>,
-    server_name_parents: HashMap<String, usize>,
+    /// TLS server name (a host without port) → host indices, for the SNI/authority rule.
+    /// Several entries may share a name on different ports.
+    server_names: HashMap<String, Vec<usize>>,
+    server_name_parents: HashMap<String, Vec<usize>>,
     unmatched: Arc<HostCounters>,
     tls: bool,
     default_port: u16,
@@ -82,18 +83,21 @@ impl Service {
         let mut hosts = Vec::with_capacity(config.hosts.len());
         let mut names = HashMap::new();
         let mut parents = HashMap::new();
-        let mut server_names = HashMap::new();
-        let mut server_name_parents = HashMap::new();
+        let mut server_names: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut server_name_parents: HashMap<String, Vec<usize>> = HashMap::new();
         for (index, entry) in config.hosts.iter().enumerate() {
             hosts.push(Host::new(entry, metrics));
             let authority = entry.sandbox.authority(default_port);
             let server_name = entry.sandbox.host().to_owned();
             if entry.per_server_subdomains {
                 parents.insert(authority.clone(), index);
-                server_name_parents.insert(server_name.clone(), index);
+                server_name_parents
+                    .entry(server_name.clone())
+                    .or_default()
+                    .push(index);
             }
             names.insert(authority, index);
-            server_names.insert(server_name, index);
+            server_names.entry(server_name).or_default().push(index);
         }
         let hsts = config
             .tls
@@ -141,7 +145,7 @@ impl Service {
         let Some(authority) = request_authority(req) else {
             let response = error(
                 StatusCode::BAD_REQUEST,
-                "the request names no host (Host or :authority)",
+                "the request names no host, or more than one (Host or :authority)",
             );
             return (None, response);
         };
@@ -157,7 +161,9 @@ impl Service {
         // page (HTTP/2 coalescing across a shared certificate); browsers retry a 421 on a new
         // connection. Per-server labels of the same host may share a connection.
         if let Some(name) = server_name.filter(|_| self.tls)
-            && self.route_server_name(name) != Some(index)
+            && !self
+                .route_server_name(name)
+                .is_some_and(|hosts| hosts.contains(&index))
         {
             let reason = format!(
                 "this connection was made for \"{}\", not for \"{}\": open a new one",
@@ -201,11 +207,11 @@ impl Service {
     fn route(&self, authority: &str) -> Option<usize> {
         let authority = authority.to_ascii_lowercase();
         let authority = strip_port(&authority, self.default_port);
-        lookup(authority, &self.names, &self.parents)
+        lookup(authority, &self.names, &self.parents).copied()
     }
 
-    /// The host entry a TLS server name belongs to, by the same rules without a port.
-    fn route_server_name(&self, name: &str) -> Option<usize> {
+    /// The host entries a TLS server name belongs to, by the same rules without a port.
+    fn route_server_name(&self, name: &str) -> Option<&Vec<usize>> {
         lookup(
             &name.to_ascii_lowercase(),
             &self.server_names,
@@ -256,19 +262,19 @@ impl Host {
 }
 
 /// An exact name, or one DNS label below a name that serves per-server subdomains.
-fn lookup(
+fn lookup<'m, V>(
     name: &str,
-    exact: &HashMap<String, usize>,
-    parents: &HashMap<String, usize>,
-) -> Option<usize> {
-    if let Some(index) = exact.get(name) {
-        return Some(*index);
+    exact: &'m HashMap<String, V>,
+    parents: &'m HashMap<String, V>,
+) -> Option<&'m V> {
+    if let Some(found) = exact.get(name) {
+        return Some(found);
     }
     let (label, parent) = name.split_once('.')?;
     if !is_dns_label(label) {
         return None;
     }
-    parents.get(parent).copied()
+    parents.get(parent)
 }
 
 fn hsts_value(max_age: Duration) -> HeaderValue {
@@ -282,7 +288,14 @@ fn request_authority<B>(req: &Request<B>) -> Option<&str> {
     if let Some(authority) = req.uri().authority() {
         return Some(authority.as_str());
     }
-    req.headers().get(header::HOST)?.to_str().ok()
+    // Two `Host` headers name none: RFC 9112 asks for a 400, and a proxy in front might route
+    // by the other one.
+    let mut hosts = req.headers().get_all(header::HOST).iter();
+    let host = hosts.next()?;
+    if hosts.next().is_some() {
+        return None;
+    }
+    host.to_str().ok()
 }
 
 fn strip_port(authority: &str, default_port: u16) -> &str {

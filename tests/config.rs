@@ -366,3 +366,55 @@ fn unreadable_file_is_named() {
         "{err}"
     );
 }
+
+#[test]
+fn same_origin_is_an_error_even_without_tls() {
+    // Behind a TLS-terminating load balancer the browser sees https although [tls] is absent.
+    for sandbox in ["chat.example.com", "chat.example.com:443"] {
+        let errs = errors(&host("https://chat.example.com", sandbox));
+        assert!(
+            errs[0].contains("serves the same origin as the host https://chat.example.com"),
+            "{sandbox}: {errs:?}"
+        );
+    }
+    let text = format!(
+        "{}per_server_subdomains = true\n",
+        host("https://abc.sandbox.example.org", "sandbox.example.org")
+    );
+    assert!(
+        errors(&text)[0].contains("same origin"),
+        "{:?}",
+        errors(&text)
+    );
+}
+
+#[test]
+fn messages_name_the_entry_in_the_file_even_after_a_bad_one() {
+    let text = format!(
+        "{LISTEN}[[hosts]]\norigin = \"nope\"\nsandbox = \"a.example.net\"\n\
+         [[hosts]]\norigin = \"https://b.example.com\"\nsandbox = \"s.example.net\"\n\
+         [[hosts]]\norigin = \"https://c.example.com\"\nsandbox = \"s.example.net\"\n"
+    );
+    let errs = errors(&text);
+    assert!(
+        errs.contains(
+            &r#"c.toml:10: hosts[2].sandbox "s.example.net" is already the sandbox of hosts[1]"#
+                .to_owned()
+        ),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn numeric_host_forms_browsers_rewrite_are_refused() {
+    for origin in [
+        "https://127.1",
+        "https://2130706433",
+        "http://127.000.0.1:8080",
+    ] {
+        let errs = errors(&host(origin, "s.example.net"));
+        assert!(errs[0].contains("hosts[0].origin"), "{origin}: {errs:?}");
+    }
+    assert!(errors(&host("https://a.example.com", "127.1:8081"))[0].contains("hosts[0].sandbox"));
+    assert!(warnings(&host("http://127.0.0.1:8080", "127.0.0.1:8081")).is_empty());
+}

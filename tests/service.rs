@@ -376,3 +376,60 @@ fn same_input_gives_the_same_bytes() {
     assert_eq!(a.headers(), b.headers());
     assert_eq!(body(a), body(b));
 }
+
+#[test]
+fn two_host_headers_are_400() {
+    let request = Request::get("/")
+        .header(header::HOST, "chat.sandbox.test")
+        .header(header::HOST, "studio.sandbox.test")
+        .body(())
+        .unwrap();
+    let response = service().handle(&request);
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    assert!(body(response).contains("more than one"));
+}
+
+#[test]
+fn tls_connections_serve_only_the_host_their_server_name_selected() {
+    let text = "listen = \"127.0.0.1:0\"\n\
+        [[hosts]]\norigin = \"https://a.example.com\"\nsandbox = \"sandbox.example.net:8443\"\n\
+        [[hosts]]\norigin = \"https://b.example.com\"\nsandbox = \"sandbox.example.net:9443\"\n\
+        [[hosts]]\norigin = \"https://c.example.com\"\nsandbox = \"other.example.net\"\nper_server_subdomains = true\n\
+        [tls]\ncert = \"c.pem\"\nkey = \"k.pem\"\n";
+    let service = Service::new(&config(text));
+    let on = |sni: &str, authority: &str| {
+        let request = request(Method::GET, authority, "/");
+        service.handle_on(&request, Some(sni)).status()
+    };
+    // One name on two ports: both entries belong to it.
+    assert_eq!(
+        on("sandbox.example.net", "sandbox.example.net:8443"),
+        StatusCode::OK
+    );
+    assert_eq!(
+        on("sandbox.example.net", "sandbox.example.net:9443"),
+        StatusCode::OK
+    );
+    assert_eq!(
+        on("sandbox.example.net", "other.example.net"),
+        StatusCode::MISDIRECTED_REQUEST
+    );
+    assert_eq!(
+        on("x.other.example.net", "y.other.example.net"),
+        StatusCode::OK,
+        "labels of one host share"
+    );
+    assert_eq!(
+        on("unknown.example.net", "other.example.net"),
+        StatusCode::MISDIRECTED_REQUEST
+    );
+    // Without TLS the server name plays no part.
+    let plain = Service::new(&config(TWO_HOSTS));
+    let request = request(Method::GET, "chat.sandbox.test", "/");
+    assert_eq!(
+        plain
+            .handle_on(&request, Some("studio.sandbox.test"))
+            .status(),
+        StatusCode::OK
+    );
+}
