@@ -205,6 +205,8 @@ impl Server {
     /// Serves until `shutdown` resolves, then stops accepting, reports not ready, lets
     /// in-flight requests finish and closes idle connections, waiting at most `shutdown_grace`.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
+        // Config and certificates loaded, listeners bound: ready from the first probe answered.
+        self.ready.store(true, Ordering::SeqCst);
         let (stop_tx, stop_rx) = watch::channel(false);
         // Every public connection holds a sender; the drain is over when the last one is gone.
         let (alive_tx, mut alive_rx) = mpsc::channel::<()>(1);
@@ -233,7 +235,6 @@ impl Server {
         }
         drop(drain);
         let reloader = tokio::spawn(self.reloader.run(stop_rx));
-        self.ready.store(true, Ordering::SeqCst);
         shutdown.await;
         self.ready.store(false, Ordering::SeqCst);
         tracing::info!(grace = ?self.shutdown_grace, "draining: no new connections, not ready");

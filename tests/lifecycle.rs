@@ -444,6 +444,24 @@ async fn a_symlink_swapped_certificate_is_served_without_a_failed_request() {
     let addr = running.addr;
     let trust = vec![old_der.clone(), new_der.clone()];
     assert_eq!(served_leaf(addr, &trust).await.unwrap(), old_der);
+    // A keep-alive connection made before the swap, used again after it: a reload drops nothing.
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    let kept = tls_client_trusting(&trust, &[b"h2"])
+        .connect(ServerName::try_from("chat.sandbox.test").unwrap(), tcp)
+        .await
+        .unwrap();
+    let (mut kept, conn) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(kept),
+    )
+    .await
+    .unwrap();
+    tokio::spawn(conn);
+    let kept_request = || page_request("chat.sandbox.test", true, "/");
+    assert_eq!(
+        kept.send_request(kept_request()).await.unwrap().status(),
+        StatusCode::OK
+    );
 
     // A request loop runs through the swap; every request must succeed.
     let loop_trust = trust.clone();
@@ -474,6 +492,11 @@ async fn a_symlink_swapped_certificate_is_served_without_a_failed_request() {
         seen_after.is_some(),
         "the new certificate was not served within 30 s ({count} requests)"
     );
+    let after = kept
+        .send_request(kept_request())
+        .await
+        .expect("the old connection still serves");
+    assert_eq!(after.status(), StatusCode::OK);
 
     // A broken replacement (a key that is not a key) is refused; the new certificate stays.
     let broken = made.path().join("broken.key");
@@ -491,5 +514,22 @@ async fn a_symlink_swapped_certificate_is_served_without_a_failed_request() {
             "the last good certificate keeps serving"
         );
     }
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn an_oversized_request_head_is_refused_with_431() {
+    let running = Running::start(&config(&format!(
+        "{TWO_HOSTS}[limits]\nmax_header_bytes = 8192\n"
+    )))
+    .await;
+    let mut conn = TcpStream::connect(running.addr).await.unwrap();
+    let big = "a".repeat(20_000);
+    let request = format!("GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\nX-Big: {big}\r\n\r\n");
+    let _ = conn.write_all(request.as_bytes()).await;
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(BOUND, conn.read_to_end(&mut answer)).await;
+    let head = String::from_utf8_lossy(&answer[..answer.len().min(60)]).to_string();
+    assert!(head.starts_with("HTTP/1.1 431"), "{head:?}");
     running.stop().await;
 }

@@ -199,6 +199,15 @@ fn readyz_flips_to_not_ready_when_the_drain_starts() {
     let mut slow = TcpStream::connect(&serving.addr).unwrap();
     slow.write_all(b"GET / HTTP/1.1\r\nHost: chat.sand")
         .unwrap();
+    // An idle keep-alive connection is closed by the drain.
+    let mut idle = TcpStream::connect(&serving.addr).unwrap();
+    idle.write_all(b"GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\n\r\n")
+        .unwrap();
+    idle.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut first = [0u8; 12];
+    std::io::Read::read_exact(&mut idle, &mut first).unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
     std::thread::sleep(Duration::from_millis(100));
     serving.signal("TERM");
     wait_until("not ready", || {
@@ -212,6 +221,9 @@ fn readyz_flips_to_not_ready_when_the_drain_starts() {
         TcpStream::connect(&serving.addr).is_err(),
         "the public listener no longer accepts"
     );
+    let mut rest = Vec::new();
+    std::io::Read::read_to_end(&mut idle, &mut rest)
+        .expect("the idle connection is closed, not left hanging");
     assert!(serving.wait().success());
 }
 
