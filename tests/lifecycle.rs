@@ -533,3 +533,38 @@ async fn an_oversized_request_head_is_refused_with_431() {
     assert!(head.starts_with("HTTP/1.1 431"), "{head:?}");
     running.stop().await;
 }
+
+#[tokio::test]
+async fn http2_advertises_the_stream_limit() {
+    let running = Running::start(&config(&format!(
+        "{TWO_HOSTS}[limits]\nh2_max_concurrent_streams = 7\n"
+    )))
+    .await;
+    let mut conn = TcpStream::connect(running.addr).await.unwrap();
+    conn.write_all(H2_PREFACE).await.unwrap();
+    conn.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).await.unwrap();
+    // The server's first frame is its SETTINGS: 9-byte header, then 6-byte (id, value) pairs.
+    let mut header = [0u8; 9];
+    tokio::time::timeout(BOUND, conn.read_exact(&mut header))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(header[3], 4, "a SETTINGS frame");
+    let length = usize::from(header[1]) << 8 | usize::from(header[2]);
+    let mut payload = vec![0u8; length];
+    conn.read_exact(&mut payload).await.unwrap();
+    let settings: Vec<(u16, u32)> = payload
+        .chunks(6)
+        .map(|c| {
+            (
+                u16::from_be_bytes([c[0], c[1]]),
+                u32::from_be_bytes([c[2], c[3], c[4], c[5]]),
+            )
+        })
+        .collect();
+    assert!(
+        settings.contains(&(3, 7)),
+        "SETTINGS_MAX_CONCURRENT_STREAMS = 7 in {settings:?}"
+    );
+    running.stop().await;
+}
