@@ -13,7 +13,10 @@ import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const BINARY = join(ROOT, 'target', 'release', 'mcp-sandbox-proxy');
+import { STATIC_BINARY } from '../deploy/tools.mjs';
+
+// The static release binary scripts/test builds, the one the container image ships.
+export const BINARY = STATIC_BINARY;
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 
 export function tempDir() {

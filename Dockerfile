@@ -1,0 +1,35 @@
+# mcp-sandbox-proxy container image: one static binary on an empty base.
+#   docker build --build-arg GIT_REVISION=$(git rev-parse --short=12 HEAD) -t mcp-sandbox-proxy .
+# The runtime stage holds the binary and nothing else: no shell, no libc, no CA store (the
+# service makes no outbound connections). Probes go to the admin port; there is no HEALTHCHECK.
+
+ARG RUST_VERSION=1.95
+
+FROM docker.io/library/rust:${RUST_VERSION}-bookworm AS build
+ARG GIT_REVISION=unknown
+ENV MCP_SANDBOX_PROXY_GIT_REV=${GIT_REVISION}
+WORKDIR /src
+COPY . .
+# glibc, statically linked: the service resolves no host names, so glibc's NSS caveat for
+# static binaries does not apply, and no second toolchain (musl) is needed.
+RUN target="$(uname -m)-unknown-linux-gnu" \
+ && RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --locked --target "$target" \
+ && install -D -m 0555 "target/$target/release/mcp-sandbox-proxy" /out/mcp-sandbox-proxy
+
+# --- runtime (everything below is the published image) ---
+FROM scratch AS runtime
+COPY --from=build /out/mcp-sandbox-proxy /mcp-sandbox-proxy
+LABEL org.opencontainers.image.title="mcp-sandbox-proxy" \
+      org.opencontainers.image.description="The sandbox-proxy origin for MCP Apps views" \
+      org.opencontainers.image.licenses="MIT OR Apache-2.0" \
+      org.opencontainers.image.source="https://github.com/mcp-sandbox-proxy/mcp-sandbox-proxy" \
+      org.opencontainers.image.documentation="https://github.com/mcp-sandbox-proxy/mcp-sandbox-proxy/blob/main/docs/operations.md" \
+      org.opencontainers.image.vendor="mcp-sandbox-proxy"
+# A numeric non-root user: Kubernetes can verify runAsNonRoot without a passwd file.
+USER 65532:65532
+# Public listener (TLS) and admin listener, as in config/example.toml.
+EXPOSE 8443 9464
+# SIGTERM drains: not ready, finish in-flight requests, exit 0 within limits.shutdown_grace.
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["/mcp-sandbox-proxy"]
+CMD ["serve", "--config", "/etc/mcp-sandbox-proxy/config.toml", "--log-format", "json"]
