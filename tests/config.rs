@@ -418,3 +418,13 @@ fn numeric_host_forms_browsers_rewrite_are_refused() {
     assert!(errors(&host("https://a.example.com", "127.1:8081"))[0].contains("hosts[0].sandbox"));
     assert!(warnings(&host("http://127.0.0.1:8080", "127.0.0.1:8081")).is_empty());
 }
+
+#[test]
+fn the_readme_config_is_valid() {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let start = readme.find("```toml\n").expect("the README shows a config") + "```toml\n".len();
+    let end = start + readme[start..].find("```").unwrap();
+    let loaded = Config::parse("README.md", &readme[start..end], Path::new("/etc/p"));
+    let loaded = loaded.unwrap_or_else(|e| panic!("{e}"));
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+}
