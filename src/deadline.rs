@@ -117,10 +117,6 @@ impl<S> Deadlined<S> {
         }
     }
 
-    pub fn get_ref(&self) -> &S {
-        &self.inner
-    }
-
     fn deadline(&mut self) -> Option<Instant> {
         let requests = self.activity.requests.load(Relaxed);
         if requests != self.requests_at_head {

@@ -117,10 +117,6 @@ impl Metrics {
             .unwrap_or_else(PoisonError::into_inner) = certificates;
     }
 
-    pub fn open_connections(&self) -> i64 {
-        self.open_connections.load(Relaxed)
-    }
-
     /// The Prometheus text exposition (format 0.0.4).
     pub fn render(&self) -> String {
         let mut out = String::with_capacity(2048);

@@ -131,10 +131,6 @@ impl SniResolver {
         SniResolver { certs }
     }
 
-    pub fn certs(&self) -> &[LoadedCert] {
-        &self.certs
-    }
-
     /// Each certificate's file and `notAfter`, for metrics and `check`.
     pub fn expiries(&self) -> Vec<crate::metrics::CertExpiry> {
         self.certs
