@@ -58,14 +58,18 @@ describe('deploy/kubernetes', () => {
     const json = all.find((doc) => doc.kind === 'Deployment');
     const spec = json.spec.template.spec;
     const container = spec.containers[0];
-    assert.ok(json.spec.replicas >= 2);
+    const hpa = all.find((doc) => doc.kind === 'HorizontalPodAutoscaler');
+    assert.ok(hpa.spec.minReplicas >= 2);
+    const pdb = all.find((doc) => doc.kind === 'PodDisruptionBudget');
+    assert.deepEqual(pdb.spec.selector.matchLabels, json.spec.selector.matchLabels, 'the PDB protects these pods');
     assert.equal(json.spec.strategy.rollingUpdate.maxUnavailable, 0);
     assert.equal(container.readinessProbe.httpGet.path, '/readyz');
     assert.equal(container.readinessProbe.httpGet.port, 'admin');
     assert.equal(container.livenessProbe.httpGet.path, '/livez');
-    assert.equal(container.lifecycle.preStop.sleep.seconds, 5);
+    const preStop = container.lifecycle.preStop.sleep.seconds;
+    assert.ok(preStop >= 10, 'long enough for load balancers to notice');
     // preStop + shutdown_grace (25 s in the overlay's config) must fit in the grace period.
-    assert.ok(spec.terminationGracePeriodSeconds >= 5 + 25 + 5, `${spec.terminationGracePeriodSeconds}`);
+    assert.ok(spec.terminationGracePeriodSeconds >= preStop + 25 + 5, `${spec.terminationGracePeriodSeconds}`);
     assert.equal(container.securityContext.readOnlyRootFilesystem, true);
     assert.equal(container.securityContext.allowPrivilegeEscalation, false);
     assert.deepEqual(container.securityContext.capabilities.drop, ['ALL']);

@@ -32,4 +32,7 @@ it('systemd-analyze security rates the unit as documented', (t) => {
     assert.ok(readFileSync(UNIT, 'utf8').includes(setting), setting);
   }
   assert.match(readFileSync(UNIT, 'utf8'), /^CapabilityBoundingSet=(CAP_NET_BIND_SERVICE)?$/m);
+  // With DynamicUser the user is named after the unit; a static group of that name stops it.
+  const group = readFileSync(UNIT, 'utf8').match(/^SupplementaryGroups=(.+)$/m);
+  assert.ok(!group || group[1].trim() !== 'mcp-sandbox-proxy', 'the file group is not named like the unit');
 });
