@@ -3,8 +3,9 @@
 //! No sockets here. `serve` and the `headers` command both call [`Service::handle`], so what
 //! `headers` prints is what `serve` sends.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -13,7 +14,7 @@ use http::{Method, Request, Response, StatusCode};
 use http_body_util::Full;
 
 use crate::config::{Config, HostEntry};
-use crate::csp::{QueryError, ViewPolicy, policy_for_query};
+use crate::csp::{Dropped, QueryError, policy_for_query};
 use crate::metrics::{HostCounters, Metrics};
 use crate::origin::{Origin, is_dns_label};
 use crate::page::PageTemplate;
@@ -26,6 +27,13 @@ const MAX_DROPPED_LOGGED: usize = 16;
 
 /// Dropped-entry lines per second across all requests; the rest are counted in metrics only.
 static DROPPED_LOG_BUDGET: LogBudget = LogBudget::new(20);
+
+/// Rendered pages kept per host; when full, the host's cache starts over. The answer depends
+/// only on (host, query), so a repeated request costs a lookup and a few header clones. Only
+/// queries up to `PAGE_CACHE_MAX_QUERY` bytes are kept, so the cache stays a few MiB per host
+/// whatever a client sends.
+const PAGE_CACHE_ENTRIES: usize = 256;
+const PAGE_CACHE_MAX_QUERY: usize = 2048;
 
 // The referrer a view's requests carry: the sandbox origin only, and nothing over http.
 // `no-referrer` would break referrer-bound APIs (map tiles, some CDNs) that views use; the
@@ -49,6 +57,17 @@ struct Host {
     /// `frame-ancestors <origin>`: a policy of its own, so it holds whatever the view policy is.
     frame_ancestors: HeaderValue,
     counters: Arc<HostCounters>,
+    /// Raw query → rendered page.
+    pages: RwLock<HashMap<Box<str>, Arc<RenderedPage>>>,
+}
+
+/// A page and the headers that depend on its query, built once.
+#[derive(Debug)]
+struct RenderedPage {
+    view_policy: HeaderValue,
+    body: Bytes,
+    length: HeaderValue,
+    dropped: Vec<Dropped>,
 }
 
 /// The request handler for the public listener, built once per config.
@@ -175,6 +194,41 @@ impl Service {
         (Some(host), self.answer_host(req, host))
     }
 
+    /// The page for `host` and a raw query, from the cache or built and cached.
+    fn rendered(&self, host: &Host, query: &str) -> Result<Arc<RenderedPage>, String> {
+        let cached = host
+            .pages
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(query)
+            .cloned();
+        if let Some(page) = cached {
+            return Ok(page);
+        }
+        let policy =
+            policy_for_query(Some(query), self.max_query_bytes).map_err(|e| refused_query(&e))?;
+        let Ok(view_policy) = HeaderValue::from_str(policy.header()) else {
+            // Unreachable: every source in the policy passed `HostSource`, which admits
+            // visible ASCII only. Refuse rather than send a page without its policy.
+            return Err("the declared domains cannot form a header".to_owned());
+        };
+        let body = self.page.render(&host.origin, &policy);
+        let page = Arc::new(RenderedPage {
+            view_policy,
+            length: HeaderValue::from(body.len()),
+            body,
+            dropped: policy.dropped,
+        });
+        if query.len() <= PAGE_CACHE_MAX_QUERY {
+            let mut pages = host.pages.write().unwrap_or_else(PoisonError::into_inner);
+            if pages.len() >= PAGE_CACHE_ENTRIES {
+                pages.clear();
+            }
+            pages.insert(query.into(), page.clone());
+        }
+        Ok(page)
+    }
+
     fn answer_host<B>(&self, req: &Request<B>, host: &Host) -> Response<Body> {
         if !matches!(req.uri().path(), "/" | "/sandbox.html") {
             return error(
@@ -194,18 +248,18 @@ impl Service {
                 return response;
             }
         };
-        let policy = match policy_for_query(req.uri().query(), self.max_query_bytes) {
-            Ok(policy) => policy,
-            Err(e) => return bad_query(&e),
+        let page = match self.rendered(host, req.uri().query().unwrap_or("")) {
+            Ok(page) => page,
+            Err(reason) => return error(StatusCode::BAD_REQUEST, &reason),
         };
-        log_dropped(host, &policy);
-        self.page_response(host, &policy, head)
+        log_dropped(host, &page.dropped);
+        page_response(host, &page, head)
     }
 
     /// The host entry for an authority: an exact sandbox name, or one label below a name
     /// whose host serves per-server subdomains.
     fn route(&self, authority: &str) -> Option<usize> {
-        let authority = authority.to_ascii_lowercase();
+        let authority = lower_case(authority);
         let authority = strip_port(&authority, self.default_port);
         lookup(authority, &self.names, &self.parents).copied()
     }
@@ -213,39 +267,33 @@ impl Service {
     /// The host entries a TLS server name belongs to, by the same rules without a port.
     fn route_server_name(&self, name: &str) -> Option<&Vec<usize>> {
         lookup(
-            &name.to_ascii_lowercase(),
+            &lower_case(name),
             &self.server_names,
             &self.server_name_parents,
         )
     }
+}
 
-    fn page_response(&self, host: &Host, policy: &ViewPolicy, head: bool) -> Response<Body> {
-        let Ok(view_policy) = HeaderValue::from_str(policy.header()) else {
-            // Unreachable: every source in the policy passed `HostSource`, which admits
-            // visible ASCII only. Refuse rather than send a page without its policy.
-            return error(
-                StatusCode::BAD_REQUEST,
-                "the declared domains cannot form a header",
-            );
-        };
-        let page = self.page.render(&host.origin, policy);
-        let length = HeaderValue::from(page.len());
-        let body = if head { Bytes::new() } else { page };
-        let mut response = Response::new(Full::new(body));
-        let headers = response.headers_mut();
-        headers.insert(header::CONTENT_TYPE, HTML);
-        headers.insert(header::CONTENT_LENGTH, length);
-        headers.insert(header::CONTENT_SECURITY_POLICY, view_policy);
-        headers.append(
-            header::CONTENT_SECURITY_POLICY,
-            host.frame_ancestors.clone(),
-        );
-        headers.insert(header::CACHE_CONTROL, NO_STORE);
-        headers.insert(header::X_CONTENT_TYPE_OPTIONS, NOSNIFF);
-        headers.insert(header::REFERRER_POLICY, REFERRER_POLICY);
-        headers.insert(ORIGIN_AGENT_CLUSTER, OAC_ON);
-        response
-    }
+fn page_response(host: &Host, page: &RenderedPage, head: bool) -> Response<Body> {
+    let body = if head {
+        Bytes::new()
+    } else {
+        page.body.clone()
+    };
+    let mut response = Response::new(Full::new(body));
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HTML);
+    headers.insert(header::CONTENT_LENGTH, page.length.clone());
+    headers.insert(header::CONTENT_SECURITY_POLICY, page.view_policy.clone());
+    headers.append(
+        header::CONTENT_SECURITY_POLICY,
+        host.frame_ancestors.clone(),
+    );
+    headers.insert(header::CACHE_CONTROL, NO_STORE);
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, NOSNIFF);
+    headers.insert(header::REFERRER_POLICY, REFERRER_POLICY);
+    headers.insert(ORIGIN_AGENT_CLUSTER, OAC_ON);
+    response
 }
 
 impl Host {
@@ -256,6 +304,7 @@ impl Host {
             frame_ancestors: HeaderValue::from_str(&value)
                 .expect("a validated origin is visible ASCII"),
             counters: metrics.host(&entry.origin.to_string()),
+            pages: RwLock::new(HashMap::new()),
             origin: entry.origin.clone(),
         }
     }
@@ -275,6 +324,15 @@ fn lookup<'m, V>(
         return None;
     }
     parents.get(parent)
+}
+
+/// Lower case, allocating only when there is an upper-case letter (browsers send lower case).
+fn lower_case(name: &str) -> Cow<'_, str> {
+    if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(name.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(name)
+    }
 }
 
 fn hsts_value(max_age: Duration) -> HeaderValue {
@@ -305,11 +363,11 @@ fn strip_port(authority: &str, default_port: u16) -> &str {
     }
 }
 
-fn log_dropped(host: &Host, policy: &ViewPolicy) {
-    if policy.dropped.is_empty() {
+fn log_dropped(host: &Host, dropped: &[Dropped]) {
+    if dropped.is_empty() {
         return;
     }
-    host.counters.count_dropped(policy.dropped.len());
+    host.counters.count_dropped(dropped.len());
     if !DROPPED_LOG_BUDGET.allow() {
         return;
     }
@@ -320,7 +378,7 @@ fn log_dropped(host: &Host, policy: &ViewPolicy) {
             "dropped-CSP-source lines were suppressed by the log rate limit"
         );
     }
-    for dropped in policy.dropped.iter().take(MAX_DROPPED_LOGGED) {
+    for dropped in dropped.iter().take(MAX_DROPPED_LOGGED) {
         tracing::warn!(
             host = %host.origin,
             list = dropped.list.key(),
@@ -329,18 +387,18 @@ fn log_dropped(host: &Host, policy: &ViewPolicy) {
             "dropped CSP source"
         );
     }
-    if policy.dropped.len() > MAX_DROPPED_LOGGED {
+    if dropped.len() > MAX_DROPPED_LOGGED {
         tracing::warn!(
             host = %host.origin,
-            more = policy.dropped.len() - MAX_DROPPED_LOGGED,
+            more = dropped.len() - MAX_DROPPED_LOGGED,
             "dropped more CSP sources than are logged one by one"
         );
     }
 }
 
-fn bad_query(e: &QueryError) -> Response<Body> {
+fn refused_query(e: &QueryError) -> String {
     tracing::debug!(reason = %e, "refused ?csp=");
-    error(StatusCode::BAD_REQUEST, &e.to_string())
+    e.to_string()
 }
 
 fn error(status: StatusCode, reason: &str) -> Response<Body> {

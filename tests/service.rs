@@ -433,3 +433,26 @@ fn tls_connections_serve_only_the_host_their_server_name_selected() {
         StatusCode::OK
     );
 }
+
+#[test]
+fn a_cached_page_still_counts_its_dropped_entries() {
+    let metrics = mcp_sandbox_proxy::metrics::Metrics::new();
+    let service = Service::with_metrics(&config(TWO_HOSTS), &metrics);
+    let path = format!(
+        "/?{}",
+        csp_query(r#"{"connectDomains":["*","https://ok.example.com"]}"#)
+    );
+    let first = service.handle(&request(Method::GET, "chat.sandbox.test", &path));
+    let second = service.handle(&request(Method::GET, "chat.sandbox.test", &path));
+    assert_eq!(first.headers(), second.headers());
+    let text = metrics.render();
+    assert!(
+        text.contains(
+            "mcp_sandbox_proxy_csp_entries_dropped_total{host=\"https://chat.example.com\"} 2\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains(
+        "mcp_sandbox_proxy_requests_total{host=\"https://chat.example.com\",status=\"200\"} 2\n"
+    ));
+}
