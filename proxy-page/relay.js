@@ -146,11 +146,24 @@
       console.warn('[sandbox] dropped ' + data.method + ' from the host: reserved for the proxy');
       return;
     }
+    followTheme(data);
     if (!viewListening) {
       hold(data);
       return;
     }
     postToView(data);
+  }
+
+  // The page must stay transparent over the host. Chromium paints an opaque backdrop behind a
+  // frame whose color scheme differs from its embedder's, so the page takes the theme the host
+  // gives the view: hostContext.theme in the ui/initialize result, and host-context-changed.
+  function followTheme(data) {
+    var context = data.method === 'ui/notifications/host-context-changed' ? data.params :
+      data.result && typeof data.result === 'object' ? data.result.hostContext : null;
+    var theme = context && typeof context === 'object' ? context.theme : null;
+    if (theme === 'light' || theme === 'dark') {
+      document.documentElement.style.colorScheme = theme;
+    }
   }
 
   function fromView(data) {
