@@ -163,8 +163,7 @@ fn announce(config: &Config, server: &Server) {
             "serving plain HTTP on a non-loopback address: put a TLS-terminating load balancer in front, or add a [tls] table"
         );
     }
-    if let Some(demo) = server.demo_addr() {
-        let host = &config.hosts[0];
+    if let (Some(demo), Some(host)) = (server.demo_addr(), config.hosts.first()) {
         tracing::info!(
             proxy = %format!("{scheme}://{}/sandbox.html", host.sandbox),
             demo = %format!("http://localhost:{}/", demo.port()),

@@ -142,8 +142,9 @@ impl Server {
             site: site_rx,
             metrics: Some(metrics.clone()),
         }];
-        if let Some(addr) = config.demo_listen {
-            let proxy_url = format!("http://{}", config.hosts[0].sandbox);
+        // The demo embeds the first host's sandbox (the embedded default has exactly one).
+        if let (Some(addr), Some(host)) = (config.demo_listen, config.hosts.first()) {
+            let proxy_url = format!("http://{}", host.sandbox);
             let demo = Arc::new(crate::demo::DemoHost::new(&proxy_url));
             let site = Site::plain(
                 Arc::new(move |req, _| demo.handle(req)),
