@@ -249,3 +249,23 @@ fn accept_errors_back_off_and_the_server_recovers() {
     );
     assert!(serving.stop().success());
 }
+
+#[test]
+fn the_drain_ends_at_shutdown_grace_even_if_a_client_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    // The slow client's own deadline is far away; the grace is what ends the drain.
+    let tables = "[limits]\nheader_read_timeout = \"60s\"\nshutdown_grace = \"1s\"";
+    let config = write_config(dir.path(), &two_hosts_with("", tables));
+    let serving = Serving::start(&config);
+    let mut slow = TcpStream::connect(&serving.addr).unwrap();
+    slow.write_all(b"GET / HTTP/1.1\r\nHost: chat.sa").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    serving.signal("TERM");
+    let (status, logs) = serving.wait_with_logs();
+    assert!(status.success(), "exit 0 after the grace: {status:?}");
+    let ran_out = "shutdown grace ran out; closing the remaining connections";
+    assert!(
+        logs.iter().any(|e| e["message"] == ran_out),
+        "the grace, not the client, ended the drain: {logs:#?}"
+    );
+}

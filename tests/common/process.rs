@@ -117,6 +117,16 @@ impl Serving {
         }
     }
 
+    /// Like [`Serving::wait`], with every log event the process wrote.
+    pub fn wait_with_logs(self) -> (ExitStatus, Vec<serde_json::Value>) {
+        let logs = self.logs.clone();
+        let status = self.wait();
+        // The reader thread sees end of file once the process has exited.
+        std::thread::sleep(Duration::from_millis(100));
+        let events = logs.lock().unwrap().clone();
+        (status, events)
+    }
+
     pub fn stop(self) -> ExitStatus {
         self.signal("TERM");
         self.wait()
