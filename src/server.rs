@@ -57,16 +57,6 @@ pub struct Site {
     limits: Limits,
 }
 
-impl Site {
-    fn plain(handler: Handler, limits: Limits) -> Arc<Site> {
-        Arc::new(Site {
-            handler,
-            tls: None,
-            limits,
-        })
-    }
-}
-
 /// One loaded config: the public service, its certificates, its limits.
 pub struct Generation {
     pub config: Config,
@@ -115,6 +105,28 @@ struct Listener {
     metrics: Option<Arc<Metrics>>,
 }
 
+impl Listener {
+    /// A listener whose handler never changes with a reload (the demo, the admin endpoints).
+    async fn fixed(
+        name: &'static str,
+        addr: SocketAddr,
+        handler: Handler,
+        limits: &Limits,
+    ) -> Result<Listener, ServeError> {
+        let site = Arc::new(Site {
+            handler,
+            tls: None,
+            limits: limits.clone(),
+        });
+        Ok(Listener {
+            name,
+            socket: bind(addr).await?,
+            site: watch::channel(site).1,
+            metrics: None,
+        })
+    }
+}
+
 /// Bound listeners, ready to run. Binding is separate from running so that callers (tests,
 /// `serve`) learn the real addresses (port 0) before the first request.
 pub struct Server {
@@ -144,31 +156,17 @@ impl Server {
         }];
         // The demo embeds the first host's sandbox (the embedded default has exactly one).
         if let (Some(addr), Some(host)) = (config.demo_listen, config.hosts.first()) {
-            let proxy_url = format!("http://{}", host.sandbox);
-            let demo = Arc::new(crate::demo::DemoHost::new(&proxy_url));
-            let site = Site::plain(
-                Arc::new(move |req, _| demo.handle(req)),
-                config.limits.clone(),
-            );
-            listeners.push(Listener {
-                name: "demo",
-                socket: bind(addr).await?,
-                site: watch::channel(site).1,
-                metrics: None,
-            });
+            let demo = Arc::new(crate::demo::DemoHost::new(&format!(
+                "http://{}",
+                host.sandbox
+            )));
+            let handler: Handler = Arc::new(move |req, _| demo.handle(req));
+            listeners.push(Listener::fixed("demo", addr, handler, &config.limits).await?);
         }
         if let Some(addr) = config.admin_listen {
             let admin = Arc::new(admin::Admin::new(metrics.clone(), ready.clone()));
-            let site = Site::plain(
-                Arc::new(move |req, _| admin.handle(req)),
-                config.limits.clone(),
-            );
-            listeners.push(Listener {
-                name: "admin",
-                socket: bind(addr).await?,
-                site: watch::channel(site).1,
-                metrics: None,
-            });
+            let handler: Handler = Arc::new(move |req, _| admin.handle(req));
+            listeners.push(Listener::fixed("admin", addr, handler, &config.limits).await?);
         }
         let reloader = reload::Reloader::new(config_path, generation, site_tx, metrics);
         Ok(Server {
