@@ -96,6 +96,10 @@ impl Default for Limits {
 
 const DEFAULT_HSTS_MAX_AGE: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 const DEFAULT_WATCH_INTERVAL: Duration = Duration::from_secs(5);
+/// The longest deadline or interval: one day.
+const MAX_TIMER: Duration = Duration::from_secs(24 * 60 * 60);
+/// The longest HSTS max-age: two years.
+const MAX_HSTS_MAX_AGE: Duration = Duration::from_secs(2 * 365 * 24 * 60 * 60);
 
 /// One problem in a config file, located by key and line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -302,7 +306,7 @@ impl<'a> Walker<'a> {
             None => Limits::default(),
         };
         let watch_interval = match doc.get("watch_interval") {
-            Some(value) => self.duration(value, "watch_interval", true),
+            Some(value) => self.duration(value, "watch_interval", true, MAX_TIMER),
             None => Some(DEFAULT_WATCH_INTERVAL),
         };
         let default_port = if doc.contains_key("tls") { 443 } else { 80 };
@@ -407,7 +411,7 @@ impl<'a> Walker<'a> {
             }
         }
         let hsts_max_age = match table.get("hsts_max_age") {
-            Some(v) => self.duration(v, "tls.hsts_max_age", true)?,
+            Some(v) => self.duration(v, "tls.hsts_max_age", true, MAX_HSTS_MAX_AGE)?,
             None => DEFAULT_HSTS_MAX_AGE,
         };
         let min_version = match table.get("min_version") {
@@ -445,7 +449,7 @@ impl<'a> Walker<'a> {
         let mut known: Vec<&str> = durations.iter().map(|(name, _)| *name).collect();
         for (name, slot) in durations {
             if let Some(v) = table.get(name)
-                && let Some(d) = self.duration(v, &join("limits", name), false)
+                && let Some(d) = self.duration(v, &join("limits", name), false, MAX_TIMER)
             {
                 *slot = d;
             }
@@ -488,9 +492,25 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn duration(&mut self, value: &Value<'_>, key: &str, zero_ok: bool) -> Option<Duration> {
+    /// A duration up to `max`: deadlines and intervals become timers, which a huge value would
+    /// overflow; `max` is far above any useful setting.
+    fn duration(
+        &mut self,
+        value: &Value<'_>,
+        key: &str,
+        zero_ok: bool,
+        max: Duration,
+    ) -> Option<Duration> {
         let raw = self.string(value, key)?;
         match parse_duration(raw) {
+            Some(d) if d > max => {
+                let message = format!(
+                    "\"{raw}\" is longer than the most this key takes, {}s",
+                    max.as_secs()
+                );
+                self.error_at(value, key, message);
+                None
+            }
             Some(d) if zero_ok || !d.is_zero() => Some(d),
             _ => {
                 let message = format!(

@@ -1,5 +1,6 @@
-//! Read deadlines of one connection: how long a client may take to send a request head, and
-//! how long a connection may sit idle between requests.
+//! Deadlines of one connection's byte stream: how long a client may take to send a request
+//! head, how long a connection may sit idle between requests, and how long writes may stall
+//! on a client that does not read.
 //!
 //! hyper's own `header_read_timeout` covers HTTP/1 heads only, and restarts between requests
 //! so that an idle keep-alive connection is cut as if it were slow; HTTP/2 has no head deadline
@@ -12,7 +13,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
 /// What the request handler tells the byte stream: a request started, a request ended.
@@ -100,6 +101,9 @@ pub struct Deadlined<S> {
     requests_at_head: u64,
     sleep: Pin<Box<Sleep>>,
     expired: bool,
+    /// When writes stopped making progress (the client stopped reading).
+    write_stuck_since: Option<Instant>,
+    write_sleep: Pin<Box<Sleep>>,
 }
 
 impl<S> Deadlined<S> {
@@ -114,6 +118,8 @@ impl<S> Deadlined<S> {
             requests_at_head: 0,
             sleep: Box::pin(tokio::time::sleep_until(first)),
             expired: false,
+            write_stuck_since: None,
+            write_sleep: Box::pin(tokio::time::sleep_until(first)),
         }
     }
 
@@ -135,12 +141,12 @@ impl<S> Deadlined<S> {
     }
 
     fn saw_bytes(&mut self) {
+        // HTTP/2: frames are not activity. Browsers answer the server's keep-alive pings, so
+        // only a request restarts the idle clock (when it ends, in `InFlight::drop`).
         if self.http2 {
-            // Any frame is activity; the idle clock restarts.
-            let elapsed = self.activity.started_at.elapsed();
-            let elapsed = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
-            self.activity.idle_since_ms.store(elapsed, Relaxed);
-        } else if self.head_started.is_none() && self.activity.in_flight.load(Relaxed) == 0 {
+            return;
+        }
+        if self.head_started.is_none() && self.activity.in_flight.load(Relaxed) == 0 {
             self.head_started = Some(Instant::now());
             self.requests_at_head = self.activity.requests.load(Relaxed);
         }
@@ -184,8 +190,63 @@ impl<S: AsyncRead + Unpin> AsyncRead for Deadlined<S> {
     }
 }
 
-// Writes pass straight through: only reads have deadlines.
-crate::forward_async_write!(Deadlined);
+/// Writes that make no progress for the idle deadline fail: a client that never reads what it
+/// asked for must not hold a connection (and its permit) forever.
+impl<S: AsyncWrite + Unpin> AsyncWrite for Deadlined<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let result = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.write_progress(cx, result)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let result = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.write_progress(cx, result)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let result = Pin::new(&mut self.inner).poll_flush(cx);
+        self.write_progress(cx, result)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
+
+impl<S> Deadlined<S> {
+    /// Passes a write's result on, failing it once writes have been stuck for `idle`.
+    fn write_progress<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        result: Poll<io::Result<T>>,
+    ) -> Poll<io::Result<T>> {
+        if result.is_ready() {
+            self.write_stuck_since = None;
+            return result;
+        }
+        let since = *self.write_stuck_since.get_or_insert_with(Instant::now);
+        let deadline = since + self.deadlines.idle;
+        if self.write_sleep.deadline() != deadline {
+            self.write_sleep.as_mut().reset(deadline);
+        }
+        match self.write_sleep.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(io::ErrorKind::TimedOut.into())),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
 
 /// Whether an error (anywhere in a connection's error chain) is a passed deadline.
 pub fn is_deadline(error: &(dyn std::error::Error + 'static)) -> bool {

@@ -59,9 +59,12 @@ impl Reloader {
             tokio::select! {
                 _ = stop.changed() => return,
                 _ = recv(&mut hangup) => {
+                    self.fingerprint = fingerprint(self.path.as_ref(), &self.config);
                     self.reload("SIGHUP");
                 }
                 _ = ticks.tick(), if !interval.is_zero() => {
+                    // Taken before the reload reads the files: a change that lands meanwhile
+                    // differs from it at the next tick and is loaded then.
                     let now = fingerprint(self.path.as_ref(), &self.config);
                     if now != self.fingerprint {
                         self.fingerprint = now;
@@ -96,7 +99,6 @@ impl Reloader {
             certificates = generation.certificates.len(),
             "reloaded: new connections use the new config and certificates"
         );
-        self.fingerprint = fingerprint(self.path.as_ref(), &generation.config);
         self.site.send_replace(generation.site);
         self.config = generation.config;
         true
@@ -135,8 +137,14 @@ impl Reloader {
     }
 }
 
-/// A hash of the config file and every certificate and key file it names, by content.
-fn fingerprint(path: Option<&PathBuf>, config: &Config) -> u64 {
+/// A hash of the config file and every certificate and key file it names, by content. The
+/// files are those the config on disk names if it loads (a new config may name new files that
+/// do not exist yet: their arrival must count as a change), else those of the serving config.
+fn fingerprint(path: Option<&PathBuf>, serving: &Config) -> u64 {
+    let on_disk = path
+        .and_then(|p| Config::load(p).ok())
+        .map(|loaded| loaded.config);
+    let config = on_disk.as_ref().unwrap_or(serving);
     let mut hasher = DefaultHasher::new();
     let files = path.into_iter().cloned().chain(
         config

@@ -428,3 +428,20 @@ fn the_readme_config_is_valid() {
     let loaded = loaded.unwrap_or_else(|e| panic!("{e}"));
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
 }
+
+#[test]
+fn durations_are_bounded() {
+    let base = host("https://a.example.com", "s.example.net");
+    let errs = errors(&format!(
+        "{base}[limits]\nidle_timeout = \"99999999999d\"\n"
+    ));
+    assert!(
+        errs[0].contains(
+            "limits.idle_timeout \"99999999999d\" is longer than the most this key takes, 86400s"
+        ),
+        "{errs:?}"
+    );
+    let errs = errors(&format!("watch_interval = \"2d\"\n{base}"));
+    assert!(errs[0].contains("watch_interval"), "{errs:?}");
+    assert!(warnings(&format!("{base}[limits]\nidle_timeout = \"1d\"\n")).is_empty());
+}

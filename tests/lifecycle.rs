@@ -568,3 +568,67 @@ async fn http2_advertises_the_stream_limit() {
     );
     running.stop().await;
 }
+
+#[tokio::test]
+async fn an_idle_http2_connection_is_closed_even_while_it_answers_pings() {
+    // hyper pings every idle_timeout / 2 and the client's h2 stack answers each one: those
+    // frames must not count as activity.
+    let running = Running::start(&config(&short_deadlines(""))).await;
+    let tcp = TcpStream::connect(running.addr).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(tcp),
+    )
+    .await
+    .unwrap();
+    let connection = tokio::spawn(conn);
+    let response = sender
+        .send_request(page_request("chat.sandbox.test", true, "/"))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let ended = tokio::time::timeout(BOUND, connection).await;
+    assert!(
+        ended.is_ok(),
+        "the idle HTTP/2 connection was still open after {BOUND:?}"
+    );
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn a_client_that_never_reads_its_answers_is_cut_loose() {
+    let text = two_hosts_with(
+        "admin_listen = \"127.0.0.1:0\"",
+        "[limits]\nidle_timeout = \"1s\"\nheader_read_timeout = \"1s\"",
+    );
+    let running = Running::start(&config(&text)).await;
+    let admin = running.admin.unwrap();
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut conn = socket.connect(running.addr).await.unwrap();
+    // Many pipelined requests, answers never read: the server's writes stall.
+    let request = b"GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\n\r\n".repeat(2000);
+    let _ = tokio::time::timeout(Duration::from_secs(5), conn.write_all(&request)).await;
+    let gauge = "mcp_sandbox_proxy_open_connections ";
+    let start = Instant::now();
+    loop {
+        let metrics = get(admin, "admin", "/metrics").await;
+        let open: f64 = metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(gauge))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        if open == 0.0 {
+            break;
+        }
+        assert!(
+            start.elapsed() < BOUND,
+            "the stalled connection is still held: {open} open"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop(conn);
+    running.stop().await;
+}

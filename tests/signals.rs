@@ -269,3 +269,45 @@ fn the_drain_ends_at_shutdown_grace_even_if_a_client_does_not() {
         "the grace, not the client, ended the drain: {logs:#?}"
     );
 }
+
+#[test]
+fn a_config_naming_a_certificate_that_arrives_later_is_loaded_when_it_arrives() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key, _) = common::write_cert(dir.path(), "first", common::TWO_HOSTS_NAMES);
+    let top = "admin_listen = \"127.0.0.1:0\"\nwatch_interval = \"200ms\"";
+    let config = write_config(
+        dir.path(),
+        &two_hosts_with(top, &format!("[tls]\ncert = {cert:?}\nkey = {key:?}")),
+    );
+    let serving = Serving::start(&config);
+    let admin = admin_addr(&serving);
+    // The new config names files that are not there yet: refused, the old one serves.
+    let (next_cert, next_key) = (dir.path().join("next.crt"), dir.path().join("next.key"));
+    write_config(
+        dir.path(),
+        &two_hosts_with(
+            top,
+            &format!("[tls]\ncert = {next_cert:?}\nkey = {next_key:?}"),
+        ),
+    );
+    wait_until("the refusal", || {
+        metric(
+            &admin,
+            "mcp_sandbox_proxy_reloads_total{outcome=\"failure\"}",
+        ) >= 1.0
+    });
+    // When they arrive, the change is seen and loaded.
+    common::write_cert(dir.path(), "next", common::TWO_HOSTS_NAMES);
+    wait_until("the reload", || {
+        metric(
+            &admin,
+            "mcp_sandbox_proxy_reloads_total{outcome=\"success\"}",
+        ) >= 1.0
+    });
+    let expiry = raw_get(&admin, "admin", "/metrics");
+    assert!(
+        expiry.contains("next.crt"),
+        "the new certificate is served: {expiry}"
+    );
+    assert!(serving.stop().success());
+}
