@@ -383,7 +383,9 @@ async fn serve_connection(
     metrics: Option<&Metrics>,
 ) {
     let _ = stream.set_nodelay(true);
-    let activity = Activity::new();
+    // The head deadline starts now for plain TCP (the preface read is part of the head) and
+    // after the handshake for TLS, which has a deadline of its own.
+    let mut activity = Activity::new();
     let limits = &site.limits;
     let deadlines = Deadlines {
         header_read: limits.header_read_timeout,
@@ -408,6 +410,7 @@ async fn serve_connection(
             let (_, session) = tls_stream.get_ref();
             let h2 = session.alpn_protocol() == Some(b"h2");
             let sni = session.server_name().map(str::to_owned);
+            activity = Activity::new();
             let io = Deadlined::new(tls_stream, activity.clone(), deadlines, h2);
             serve_http(io, h2, sni, &site, activity, drain).await
         }
@@ -503,6 +506,7 @@ where
             .timer(TokioTimer::new())
             .header_read_timeout(None)
             .max_headers(100)
+            .max_header_size(limits.max_header_bytes)
             .max_buf_size(limits.max_header_bytes.max(8192))
             .keep_alive(true);
         let conn = builder.serve_connection(io, service);

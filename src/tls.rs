@@ -232,6 +232,9 @@ fn der_element(bytes: &[u8]) -> Option<(u8, &[u8], &[u8])> {
 /// UTCTime (`YYMMDDHHMMSSZ`) or GeneralizedTime (`YYYYMMDDHHMMSSZ`), UTC only.
 fn parse_der_time(tag: u8, time: &[u8]) -> Option<i64> {
     let text = std::str::from_utf8(time).ok()?.strip_suffix('Z')?;
+    if !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
     let (year, rest) = match tag {
         0x17 if text.len() == 12 => {
             let yy: i64 = text[..2].parse().ok()?;
@@ -270,6 +273,11 @@ mod tests {
             Some(1_769_385_600)
         );
         assert_eq!(parse_der_time(0x17, b"2601260000Z"), None);
+        assert_eq!(
+            parse_der_time(0x17, "26012600000\u{e9}Z".as_bytes()),
+            None,
+            "no panic on non-ASCII"
+        );
     }
 }
 
