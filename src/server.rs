@@ -22,6 +22,7 @@ use http::{Request, Response};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulConnection;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, mpsc, watch};
@@ -491,13 +492,13 @@ where
             .max_header_list_size(u32::try_from(limits.max_header_bytes).unwrap_or(u32::MAX))
             .keep_alive_interval(limits.idle_timeout / 2)
             .keep_alive_timeout(limits.idle_timeout / 2);
-        let conn = builder.serve_connection(io, service);
-        tokio::pin!(conn);
-        if let Some(result) = run_until_drain(conn.as_mut(), drain, &activity, true).await {
-            return result.map_err(Into::into);
-        }
-        conn.as_mut().graceful_shutdown();
-        conn.await.map_err(Into::into)
+        drive(
+            builder.serve_connection(io, service),
+            drain,
+            &activity,
+            true,
+        )
+        .await
     } else {
         let mut builder = hyper::server::conn::http1::Builder::new();
         // Head and idle deadlines are `Deadlined`'s: hyper's header_read_timeout would also cut
@@ -509,40 +510,45 @@ where
             .max_header_size(limits.max_header_bytes)
             .max_buf_size(limits.max_header_bytes.max(8192))
             .keep_alive(true);
-        let conn = builder.serve_connection(io, service);
-        tokio::pin!(conn);
-        if let Some(result) = run_until_drain(conn.as_mut(), drain, &activity, false).await {
-            return result.map_err(Into::into);
-        }
-        conn.as_mut().graceful_shutdown();
-        conn.await.map_err(Into::into)
+        drive(
+            builder.serve_connection(io, service),
+            drain,
+            &activity,
+            false,
+        )
+        .await
     }
 }
 
-/// Drives `conn` until it ends (`Some`) or a drain starts (`None`, then shut it down
-/// gracefully). An HTTP/1 connection that has not yet had its first request is let run until
-/// it does, within its header deadline: its client may have sent it before the drain began,
-/// and hyper would close such a connection as idle.
-async fn run_until_drain<F: Future + Unpin>(
-    mut conn: F,
+/// Drives `conn` to its end; when a drain starts, shuts it down gracefully. An HTTP/1
+/// connection that has not yet had its first request is let run until it does, within its
+/// header deadline: its client may have sent it before the drain began, and hyper would close
+/// such a connection as idle.
+async fn drive<C>(
+    conn: C,
     drain: Option<Drain>,
     activity: &Activity,
     h2: bool,
-) -> Option<F::Output> {
-    let Some(mut drain) = drain else {
-        return Some(conn.await);
-    };
-    tokio::select! {
-        result = &mut conn => return Some(result),
-        _ = drain.draining.wait_for(|draining| *draining) => {}
-    }
-    if !h2 && activity.requests() == 0 {
+) -> Result<(), ConnectionError>
+where
+    C: GracefulConnection,
+    C::Error: Into<ConnectionError>,
+{
+    tokio::pin!(conn);
+    if let Some(mut drain) = drain {
         tokio::select! {
-            result = &mut conn => return Some(result),
-            _ = activity.first_request() => {}
+            result = conn.as_mut() => return result.map_err(Into::into),
+            _ = drain.draining.wait_for(|draining| *draining) => {}
         }
+        if !h2 && activity.requests() == 0 {
+            tokio::select! {
+                result = conn.as_mut() => return result.map_err(Into::into),
+                _ = activity.first_request() => {}
+            }
+        }
+        conn.as_mut().graceful_shutdown();
     }
-    None
+    conn.await.map_err(Into::into)
 }
 
 /// A stream that first yields bytes already read from it.
@@ -573,4 +579,32 @@ impl<S: AsyncRead + Unpin> AsyncRead for Prefixed<S> {
     }
 }
 
-crate::forward_async_write!(Prefixed);
+impl<S: AsyncWrite + Unpin> AsyncWrite for Prefixed<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
