@@ -322,7 +322,8 @@ impl SniResolver {
         }
         for expiry in self.expiries() {
             let left = expiry.not_after_seconds - now_seconds;
-            let days = left.div_euclid(86_400);
+            // Whole days, truncated both ways: "expired 3 days ago" for 3 days and some hours.
+            let days = left / 86_400;
             if left <= 0 {
                 report.errors.push(format!(
                     "{}: the certificate expired {} day(s) ago",
