@@ -16,7 +16,7 @@ const PROMETHEUS_TEXT: HeaderValue =
 const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
 
 #[derive(Debug)]
-pub struct Admin {
+pub(crate) struct Admin {
     metrics: Arc<Metrics>,
     /// True once config and certificates are loaded and the listeners run; false again from
     /// the moment a drain starts.
@@ -24,11 +24,11 @@ pub struct Admin {
 }
 
 impl Admin {
-    pub fn new(metrics: Arc<Metrics>, ready: Arc<AtomicBool>) -> Self {
+    pub(crate) fn new(metrics: Arc<Metrics>, ready: Arc<AtomicBool>) -> Self {
         Admin { metrics, ready }
     }
 
-    pub fn handle<B>(&self, req: &Request<B>) -> Response<Body> {
+    pub(crate) fn handle<B>(&self, req: &Request<B>) -> Response<Body> {
         if !matches!(*req.method(), Method::GET | Method::HEAD) {
             return text(StatusCode::METHOD_NOT_ALLOWED, "GET or HEAD\n");
         }

@@ -1,5 +1,6 @@
 //! The command line: `serve`, `check` and `headers`, every `serve` flag also an env var.
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -28,11 +29,11 @@ pub struct Cli {
 
     /// What to do; without one, `serve`.
     #[command(subcommand)]
-    pub command: Option<Command>,
+    command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+enum Command {
     /// Serve the proxy (without --config: the embedded development default and its demo).
     Serve(ServeArgs),
     /// Validate a config file and its certificates; exit 1 with the reasons if anything is wrong.
@@ -42,33 +43,33 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
-pub struct ServeArgs {
+struct ServeArgs {
     /// The config file (TOML). Without it, the embedded development default.
     #[arg(long, env = "MCP_SANDBOX_PROXY_CONFIG")]
-    pub config: Option<PathBuf>,
+    config: Option<PathBuf>,
     /// Override `listen` of the config.
     #[arg(long, env = "MCP_SANDBOX_PROXY_LISTEN")]
-    pub listen: Option<SocketAddr>,
+    listen: Option<SocketAddr>,
 }
 
 #[derive(Debug, Args)]
-pub struct CheckArgs {
+struct CheckArgs {
     /// The config file (TOML) to validate.
     #[arg(long, env = "MCP_SANDBOX_PROXY_CONFIG")]
-    pub config: PathBuf,
+    config: PathBuf,
 }
 
 #[derive(Debug, Args)]
-pub struct HeadersArgs {
+struct HeadersArgs {
     /// The config file (TOML).
     #[arg(long, env = "MCP_SANDBOX_PROXY_CONFIG")]
-    pub config: PathBuf,
+    config: PathBuf,
     /// The authority of the request (a sandbox name, or <label>.<name> for per-server hosts).
     #[arg(long, value_name = "NAME")]
-    pub sandbox: String,
+    sandbox: String,
     /// The `?csp=` JSON the host would send, e.g. '{"connectDomains":["https://api.example.com"]}'.
     #[arg(long, value_name = "JSON")]
-    pub csp: Option<String>,
+    csp: Option<String>,
 }
 
 /// `serve` with only environment variables, for a bare `mcp-sandbox-proxy`.
@@ -116,12 +117,11 @@ async fn serve(args: ServeArgs) -> ExitCode {
     else {
         return ExitCode::FAILURE;
     };
-    for warning in &warnings {
-        tracing::warn!(file = %warning.file, line = warning.line, key = %warning.key, "{}", warning.message);
-    }
+    crate::telemetry::config_warnings(&warnings);
     if let Some(listen) = args.listen {
         config.listen = listen;
     }
+    let shutdown = shutdown_signal();
     let server = match Server::bind(config.clone(), args.config.clone()).await {
         Ok(server) => server,
         Err(e) => {
@@ -130,7 +130,7 @@ async fn serve(args: ServeArgs) -> ExitCode {
         }
     };
     announce(&config, &server);
-    server.run(shutdown_signal()).await;
+    server.run(shutdown).await;
     ExitCode::SUCCESS
 }
 
@@ -172,26 +172,36 @@ fn announce(config: &Config, server: &Server) {
     }
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
+/// Registers SIGTERM and SIGINT at once, so that one arriving while the server starts begins
+/// the drain instead of killing the process; the future resolves at the first of them.
+#[cfg(unix)]
+fn shutdown_signal() -> impl Future<Output = ()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate());
+    let mut interrupt = signal(SignalKind::interrupt());
+    async move {
+        match (&mut term, &mut interrupt) {
+            (Ok(term), Ok(interrupt)) => {
                 tokio::select! {
-                    _ = ctrl_c => {},
                     _ = term.recv() => {},
+                    _ = interrupt.recv() => {},
                 }
             }
-            Err(_) => {
-                let _ = ctrl_c.await;
+            (Ok(only), Err(_)) | (Err(_), Ok(only)) => {
+                only.recv().await;
+            }
+            (Err(e), Err(_)) => {
+                tracing::warn!(error = %e, "SIGTERM and SIGINT cannot be watched: stop by killing");
+                std::future::pending::<()>().await;
             }
         }
     }
-    #[cfg(not(unix))]
-    {
-        let _ = ctrl_c.await;
+}
+
+#[cfg(not(unix))]
+fn shutdown_signal() -> impl Future<Output = ()> {
+    async {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }
 

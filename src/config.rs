@@ -18,14 +18,14 @@ use crate::origin::{Origin, SandboxName, site_guess};
 pub const EMBEDDED_DEFAULT: &str = include_str!("../config/default.toml");
 
 /// Where the embedded default's demo host page listens. Never bound when a file is given.
-pub const DEMO_LISTEN: &str = "127.0.0.1:8080";
+const DEMO_LISTEN: &str = "127.0.0.1:8080";
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     /// The public listener.
     pub listen: SocketAddr,
     /// `/livez`, `/readyz`, `/metrics`; `None` disables the admin listener.
-    pub admin_listen: Option<SocketAddr>,
+    pub(crate) admin_listen: Option<SocketAddr>,
     /// `None`: plain HTTP (behind a TLS-terminating load balancer, or local development).
     pub tls: Option<TlsFiles>,
     pub hosts: Vec<HostEntry>,
@@ -33,7 +33,7 @@ pub struct Config {
     /// Only the embedded default serves the demo host page.
     pub demo_listen: Option<SocketAddr>,
     /// How often the config and certificate files are checked for changes; zero: never.
-    pub watch_interval: Duration,
+    pub(crate) watch_interval: Duration,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -43,11 +43,11 @@ pub struct TlsFiles {
     /// `Strict-Transport-Security: max-age`; zero leaves the header out.
     pub hsts_max_age: Duration,
     /// The oldest TLS version offered: 1.2 (Mozilla "intermediate") or 1.3 ("modern").
-    pub min_version: TlsVersion,
+    pub(crate) min_version: TlsVersion,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum TlsVersion {
+pub(crate) enum TlsVersion {
     #[default]
     Tls12,
     Tls13,
@@ -62,7 +62,7 @@ pub struct CertFiles {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostEntry {
     pub origin: Origin,
-    pub sandbox: SandboxName,
+    pub(crate) sandbox: SandboxName,
     pub per_server_subdomains: bool,
 }
 
@@ -73,10 +73,10 @@ pub struct Limits {
     pub handshake_timeout: Duration,
     pub header_read_timeout: Duration,
     pub idle_timeout: Duration,
-    pub shutdown_grace: Duration,
-    pub max_header_bytes: usize,
+    pub(crate) shutdown_grace: Duration,
+    pub(crate) max_header_bytes: usize,
     pub max_query_bytes: usize,
-    pub h2_max_concurrent_streams: u32,
+    pub(crate) h2_max_concurrent_streams: u32,
 }
 
 impl Default for Limits {
@@ -104,23 +104,24 @@ const MAX_HSTS_MAX_AGE: Duration = Duration::from_secs(2 * 365 * 24 * 60 * 60);
 /// One problem in a config file, located by key and line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem {
-    pub file: String,
-    pub line: usize,
-    pub key: String,
-    pub message: String,
+    pub(crate) file: String,
+    /// `None` for a problem with the whole file, such as one that cannot be read.
+    pub(crate) line: Option<usize>,
+    pub(crate) key: String,
+    pub(crate) message: String,
 }
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.key.is_empty() {
-            write!(f, "{}:{}: {}", self.file, self.line, self.message)
-        } else {
-            write!(
-                f,
-                "{}:{}: {} {}",
-                self.file, self.line, self.key, self.message
-            )
+        f.write_str(&self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
         }
+        f.write_str(": ")?;
+        if !self.key.is_empty() {
+            write!(f, "{} ", self.key)?;
+        }
+        f.write_str(&self.message)
     }
 }
 
@@ -157,7 +158,7 @@ impl Config {
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
             problems: vec![Problem {
                 file: name.clone(),
-                line: 0,
+                line: None,
                 key: String::new(),
                 message: format!("cannot read the config file: {e}"),
             }],
@@ -232,7 +233,7 @@ impl<'a> Walker<'a> {
     fn problem(&mut self, line: usize, key: &str, message: String) {
         self.problems.push(Problem {
             file: self.file.to_owned(),
-            line,
+            line: Some(line),
             key: key.to_owned(),
             message,
         });
@@ -247,7 +248,7 @@ impl<'a> Walker<'a> {
         let line = self.line(&value.span());
         self.warnings.push(Problem {
             file: self.file.to_owned(),
-            line,
+            line: Some(line),
             key: key.to_owned(),
             message,
         });
@@ -703,7 +704,7 @@ fn join(prefix: &str, name: &str) -> String {
 }
 
 /// A whole number followed by `ms`, `s`, `m`, `h` or `d`.
-pub fn parse_duration(raw: &str) -> Option<Duration> {
+fn parse_duration(raw: &str) -> Option<Duration> {
     let digits_end = raw.find(|c: char| !c.is_ascii_digit())?;
     let (number, unit) = raw.split_at(digits_end);
     let n: u64 = number.parse().ok()?;

@@ -27,7 +27,7 @@ impl DomainList {
     ];
 
     /// The key in the `?csp=` JSON object and in `sandbox-resource-ready.params.csp`.
-    pub fn key(self) -> &'static str {
+    pub(crate) fn key(self) -> &'static str {
         match self {
             DomainList::Connect => "connectDomains",
             DomainList::Resource => "resourceDomains",
@@ -38,7 +38,7 @@ impl DomainList {
 }
 
 /// Entries longer than this are dropped: no real origin needs more, and it bounds the header.
-pub const MAX_ENTRY_BYTES: usize = 255;
+const MAX_ENTRY_BYTES: usize = 255;
 
 /// A CSP host-source that is safe to put in a directive: `[scheme://]host[:port][/path]`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -82,11 +82,11 @@ pub enum DropReason {
     NotHostSource,
 }
 
-impl DropReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
+impl fmt::Display for DropReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = match self {
             DropReason::Empty => "empty entry",
-            DropReason::TooLong => "longer than 255 bytes",
+            DropReason::TooLong => return write!(f, "longer than {MAX_ENTRY_BYTES} bytes"),
             DropReason::NonAscii => "non-ASCII character (use the punycode form of the host)",
             DropReason::Whitespace => {
                 "whitespace inside one entry (give each source its own entry)"
@@ -112,13 +112,8 @@ impl DropReason {
             DropReason::BadPort => "port is not 1-65535 or *",
             DropReason::BadPath => "path has characters a source path cannot have",
             DropReason::NotHostSource => "not a host-source ([scheme://]host[:port][/path])",
-        }
-    }
-}
-
-impl fmt::Display for DropReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        };
+        f.write_str(text)
     }
 }
 
@@ -271,22 +266,22 @@ fn check_path(path: &str) -> Result<(), DropReason> {
 /// One entry the policy builder refused, kept for the log, the metrics and the page.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dropped {
-    pub list: DomainList,
-    pub entry: String,
-    pub reason: DropReason,
+    pub(crate) list: DomainList,
+    pub(crate) entry: String,
+    pub(crate) reason: DropReason,
 }
 
 /// The validated domains a view may use: sorted, deduplicated host-sources per list.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Domains {
-    pub connect: BTreeSet<HostSource>,
-    pub resource: BTreeSet<HostSource>,
-    pub frame: BTreeSet<HostSource>,
-    pub base_uri: BTreeSet<HostSource>,
+    connect: BTreeSet<HostSource>,
+    resource: BTreeSet<HostSource>,
+    frame: BTreeSet<HostSource>,
+    base_uri: BTreeSet<HostSource>,
 }
 
 impl Domains {
-    pub fn list(&self, list: DomainList) -> &BTreeSet<HostSource> {
+    pub(crate) fn list(&self, list: DomainList) -> &BTreeSet<HostSource> {
         match list {
             DomainList::Connect => &self.connect,
             DomainList::Resource => &self.resource,
@@ -321,7 +316,7 @@ pub const DEFAULT_POLICY: &str = "default-src 'none'; script-src 'self' 'unsafe-
 
 impl ViewPolicy {
     /// The policy when no `?csp=` was given.
-    pub fn spec_default() -> Self {
+    fn spec_default() -> Self {
         ViewPolicy {
             domains: None,
             dropped: Vec::new(),
@@ -438,7 +433,7 @@ fn json_type(value: &Value) -> &'static str {
 impl Declared {
     /// Reads the `csp` parameter of a raw (still percent-encoded) query string.
     /// `Ok(None)`: there is no `csp` parameter. Other parameters are ignored.
-    pub fn from_query(query: &str, max_query_bytes: usize) -> Result<Option<Self>, QueryError> {
+    fn from_query(query: &str, max_query_bytes: usize) -> Result<Option<Self>, QueryError> {
         if query.len() > max_query_bytes {
             return Err(QueryError::TooLong {
                 len: query.len(),
@@ -496,7 +491,7 @@ impl Declared {
         Ok(Declared { lists })
     }
 
-    /// Builds a declaration from lists directly (the `headers` command and tests).
+    /// Builds a declaration from lists directly, without JSON.
     pub fn from_lists(lists: Vec<(DomainList, Vec<String>)>) -> Self {
         Declared { lists }
     }

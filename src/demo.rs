@@ -16,14 +16,14 @@ const CONFIG_SLOT: &str = "/*DEMO_CONFIG*/";
 
 /// The demo page, rendered once: it never varies.
 #[derive(Debug)]
-pub struct DemoHost {
+pub(crate) struct DemoHost {
     page: Bytes,
     csp: HeaderValue,
 }
 
 impl DemoHost {
     /// `proxy_origin` is where the proxy listens, e.g. `http://localhost:8081`.
-    pub fn new(proxy_origin: &str) -> Self {
+    pub(crate) fn new(proxy_origin: &str) -> Self {
         let config = json!({ "proxyOrigin": proxy_origin, "viewHtml": SAMPLE_VIEW });
         let page = HOST_PAGE.replacen(CONFIG_SLOT, &script_safe_json(&config), 1);
         let csp = format!(
@@ -36,7 +36,7 @@ impl DemoHost {
         }
     }
 
-    pub fn handle<B>(&self, req: &Request<B>) -> Response<Body> {
+    pub(crate) fn handle<B>(&self, req: &Request<B>) -> Response<Body> {
         let found = matches!(req.uri().path(), "/" | "/index.html");
         let readable = matches!(*req.method(), Method::GET | Method::HEAD);
         if !found || !readable {

@@ -1,24 +1,38 @@
 //! mcp-sandbox-proxy: the sandbox-proxy origin for MCP Apps views.
 //!
-//! The library does the work; `main.rs` only wires the command line to it.
+//! The library does the work; `main.rs` only wires the command line to it. A request's path
+//! through the modules:
+//!
+//! ```text
+//! cli        serve: config::Config::load → server::Server::bind → Server::run
+//! generation one config → service::Service (+ tls acceptor, limits) as an Endpoint
+//! server     accept (connection cap) → TLS handshake (tls: certificate by SNI)
+//!            → HTTP/1 or HTTP/2, the byte stream wrapped by io::deadline
+//!            (plain TCP: io::prefixed replays the sniffed h2 preface)
+//! service    Host/:authority → host entry → csp: ?csp= → view policy
+//!            → page: the proxy page (proxy-page/sandbox.html + relay.js) → headers
+//! metrics    counted on the way; admin serves them, with /livez and /readyz
+//! reload     SIGHUP or changed files → a new generation for new connections
+//! ```
 
-pub mod admin;
+mod admin;
 pub mod cli;
 pub mod config;
 pub mod csp;
-pub mod deadline;
-pub mod demo;
+mod demo;
+mod generation;
+mod io;
 pub mod metrics;
 pub mod origin;
-pub mod page;
-pub mod reload;
+mod page;
+mod reload;
 pub mod server;
 pub mod service;
 pub mod telemetry;
 pub mod tls;
 
 /// `<version> (<git revision>)`, as `--version` prints it.
-pub const VERSION: &str = concat!(
+pub(crate) const VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (",
     env!("MCP_SANDBOX_PROXY_GIT_REV"),

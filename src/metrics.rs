@@ -17,13 +17,13 @@ const STATUSES: [u16; 6] = [200, 400, 404, 405, 421, 0];
 
 /// Counters of one host origin (or of requests that matched no host).
 #[derive(Debug, Default)]
-pub struct HostCounters {
+pub(crate) struct HostCounters {
     by_status: [AtomicU64; STATUSES.len()],
     dropped_csp_entries: AtomicU64,
 }
 
 impl HostCounters {
-    pub fn count_response(&self, status: StatusCode) {
+    pub(crate) fn count_response(&self, status: StatusCode) {
         let slot = STATUSES
             .iter()
             .position(|s| *s == status.as_u16())
@@ -31,16 +31,16 @@ impl HostCounters {
         self.by_status[slot].fetch_add(1, Relaxed);
     }
 
-    pub fn count_dropped(&self, entries: usize) {
+    pub(crate) fn count_dropped(&self, entries: usize) {
         self.dropped_csp_entries.fetch_add(entries as u64, Relaxed);
     }
 }
 
 /// One certificate's expiry, as the last successful load saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CertExpiry {
-    pub file: String,
-    pub not_after_seconds: i64,
+pub(crate) struct CertExpiry {
+    pub(crate) file: String,
+    pub(crate) not_after_seconds: i64,
 }
 
 #[derive(Debug, Default)]
@@ -50,7 +50,7 @@ pub struct Metrics {
     open_connections: AtomicI64,
     connections_total: AtomicU64,
     handshake_failures: AtomicU64,
-    timeouts: AtomicU64,
+    connection_deadlines: AtomicU64,
     reloads_ok: AtomicU64,
     reloads_failed: AtomicU64,
     accept_errors: AtomicU64,
@@ -59,7 +59,7 @@ pub struct Metrics {
 
 /// Holds one open connection in the gauge until dropped.
 #[derive(Debug)]
-pub struct OpenConnection(Arc<Metrics>);
+pub(crate) struct OpenConnection(Arc<Metrics>);
 
 impl Drop for OpenConnection {
     fn drop(&mut self) {
@@ -73,35 +73,35 @@ impl Metrics {
     }
 
     /// The counters of `origin`, created on first use and kept across reloads.
-    pub fn host(&self, origin: &str) -> Arc<HostCounters> {
+    pub(crate) fn host(&self, origin: &str) -> Arc<HostCounters> {
         let mut hosts = self.hosts.lock().unwrap_or_else(PoisonError::into_inner);
         hosts.entry(origin.to_owned()).or_default().clone()
     }
 
     /// Counters for requests that named no configured sandbox.
-    pub fn unmatched(&self) -> Arc<HostCounters> {
+    pub(crate) fn unmatched(&self) -> Arc<HostCounters> {
         self.unmatched.clone()
     }
 
-    pub fn connection_opened(self: &Arc<Self>) -> OpenConnection {
+    pub(crate) fn connection_opened(self: &Arc<Self>) -> OpenConnection {
         self.open_connections.fetch_add(1, Relaxed);
         self.connections_total.fetch_add(1, Relaxed);
         OpenConnection(self.clone())
     }
 
-    pub fn handshake_failed(&self) {
+    pub(crate) fn handshake_failed(&self) {
         self.handshake_failures.fetch_add(1, Relaxed);
     }
 
-    pub fn deadline_passed(&self) {
-        self.timeouts.fetch_add(1, Relaxed);
+    pub(crate) fn connection_deadline_passed(&self) {
+        self.connection_deadlines.fetch_add(1, Relaxed);
     }
 
-    pub fn accept_failed(&self) {
+    pub(crate) fn accept_failed(&self) {
         self.accept_errors.fetch_add(1, Relaxed);
     }
 
-    pub fn reloaded(&self, ok: bool) {
+    pub(crate) fn reloaded(&self, ok: bool) {
         let counter = if ok {
             &self.reloads_ok
         } else {
@@ -110,7 +110,7 @@ impl Metrics {
         counter.fetch_add(1, Relaxed);
     }
 
-    pub fn set_certificates(&self, certificates: Vec<CertExpiry>) {
+    pub(crate) fn set_certificates(&self, certificates: Vec<CertExpiry>) {
         *self
             .certificates
             .lock()
@@ -183,7 +183,7 @@ impl Metrics {
             &mut out,
             "connection_deadlines_total",
             "Connections closed for passing a header-read or idle deadline.",
-            self.timeouts.load(Relaxed),
+            self.connection_deadlines.load(Relaxed),
         );
         counter(
             &mut out,

@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 /// The scheme of a host page's origin. Only the two a browser page can have are accepted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Scheme {
+pub(crate) enum Scheme {
     Http,
     Https,
 }
@@ -60,20 +60,20 @@ pub enum OriginError {
 }
 
 impl Origin {
-    pub fn scheme(&self) -> Scheme {
+    pub(crate) fn scheme(&self) -> Scheme {
         self.scheme
     }
 
-    pub fn host(&self) -> &str {
+    pub(crate) fn host(&self) -> &str {
         &self.host
     }
 
-    pub fn port(&self) -> Option<u16> {
+    pub(crate) fn port(&self) -> Option<u16> {
         self.port
     }
 
     /// Whether the host is a loopback name, where plain http is still a secure context.
-    pub fn is_loopback(&self) -> bool {
+    pub(crate) fn is_loopback(&self) -> bool {
         is_loopback_host(&self.host)
     }
 }
@@ -137,13 +137,13 @@ impl fmt::Display for Origin {
 
 /// The name (`host[:port]`) under which requests for one host entry arrive at the proxy.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct SandboxName {
+pub(crate) struct SandboxName {
     host: String,
     port: Option<u16>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SandboxNameError {
+pub(crate) enum SandboxNameError {
     #[error("a sandbox name is lower case — did you mean \"{0}\"?")]
     NotLowerCase(String),
     #[error(
@@ -157,21 +157,21 @@ pub enum SandboxNameError {
 }
 
 impl SandboxName {
-    pub fn host(&self) -> &str {
+    pub(crate) fn host(&self) -> &str {
         &self.host
     }
 
-    pub fn port(&self) -> Option<u16> {
+    pub(crate) fn port(&self) -> Option<u16> {
         self.port
     }
 
-    pub fn is_loopback(&self) -> bool {
+    pub(crate) fn is_loopback(&self) -> bool {
         is_loopback_host(&self.host)
     }
 
     /// The authority a request carries for this name, with `default_port` left out as
     /// browsers leave it out.
-    pub fn authority(&self, default_port: u16) -> String {
+    pub(crate) fn authority(&self, default_port: u16) -> String {
         match self.port {
             Some(port) if port != default_port => format!("{}:{port}", self.host),
             _ => self.host.clone(),
@@ -218,7 +218,7 @@ impl fmt::Display for SandboxName {
 }
 
 /// Splits `host[:port]`; the port, when present, must be 1–65535.
-pub(crate) fn split_host_port(authority: &str) -> Result<(&str, Option<u16>), ()> {
+fn split_host_port(authority: &str) -> Result<(&str, Option<u16>), ()> {
     match authority.rsplit_once(':') {
         None => Ok((authority, None)),
         Some((host, port)) => {
@@ -232,7 +232,7 @@ pub(crate) fn split_host_port(authority: &str) -> Result<(&str, Option<u16>), ()
 }
 
 /// One DNS label: `[a-z0-9-]{1,63}`, not starting or ending with `-`.
-pub fn is_dns_label(label: &str) -> bool {
+pub(crate) fn is_dns_label(label: &str) -> bool {
     let bytes = label.as_bytes();
     (1..=63).contains(&bytes.len())
         && bytes
@@ -245,7 +245,7 @@ pub fn is_dns_label(label: &str) -> bool {
 /// A lower-case DNS name (or dotted IPv4 address): labels of [`is_dns_label`], at most 253 bytes.
 /// A name whose last label is all digits must be a canonical dotted-quad IPv4 address: browsers
 /// rewrite forms like `127.1` or `2130706433` to `127.0.0.1`, so those could never match.
-pub fn is_dns_name(name: &str) -> bool {
+pub(crate) fn is_dns_name(name: &str) -> bool {
     let labels_ok = !name.is_empty() && name.len() <= 253 && name.split('.').all(is_dns_label);
     let numeric_tail = name
         .rsplit('.')
@@ -260,7 +260,7 @@ pub fn is_dns_name(name: &str) -> bool {
 
 /// `localhost`, `*.localhost` and 127.0.0.0/8: names browsers treat as loopback and as
 /// secure contexts even over plain http.
-pub fn is_loopback_host(host: &str) -> bool {
+fn is_loopback_host(host: &str) -> bool {
     host == "localhost"
         || host.ends_with(".localhost")
         || host.parse::<Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
@@ -270,7 +270,7 @@ pub fn is_loopback_host(host: &str) -> bool {
 /// that differ here are certainly cross-site (two names that agree here may still be
 /// cross-site under a public suffix like `github.io`; a warning then errs on the side of
 /// speaking up).
-pub fn site_guess(host: &str) -> &str {
+pub(crate) fn site_guess(host: &str) -> &str {
     if host.parse::<Ipv4Addr>().is_ok() {
         return host;
     }

@@ -15,23 +15,17 @@ const CONFIG_SLOT: &str = "/*SANDBOX_CONFIG*/";
 const RELAY_SLOT: &str = "/*RELAY_JS*/";
 
 /// At most this many dropped entries are listed in the page; the count is always exact.
-pub const MAX_DROPPED_LISTED: usize = 50;
+const MAX_DROPPED_LISTED: usize = 50;
 
 /// The page split around its one per-request slot, built once.
 #[derive(Clone, Debug)]
-pub struct PageTemplate {
+pub(crate) struct PageTemplate {
     before: Bytes,
     after: Bytes,
 }
 
-impl Default for PageTemplate {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl PageTemplate {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let page = TEMPLATE.replacen(RELAY_SLOT, RELAY_JS, 1);
         // The template is ours and has the slot exactly once; `sandbox_page_has_one_slot`
         // below keeps it so. Without it the page would be served with no config at all.
@@ -43,7 +37,7 @@ impl PageTemplate {
     }
 
     /// The page for one host origin, with the policy the server applied.
-    pub fn render(&self, host: &Origin, policy: &ViewPolicy) -> Bytes {
+    pub(crate) fn render(&self, host: &Origin, policy: &ViewPolicy) -> Bytes {
         let config = script_safe_json(&page_config(host, policy));
         let mut out = BytesMut::with_capacity(self.before.len() + config.len() + self.after.len());
         out.put_slice(&self.before);
@@ -67,7 +61,7 @@ fn page_config(host: &Origin, policy: &ViewPolicy) -> Value {
         .dropped
         .iter()
         .take(MAX_DROPPED_LISTED)
-        .map(|d| json!({"list": d.list.key(), "entry": d.entry, "reason": d.reason.as_str()}))
+        .map(|d| json!({"list": d.list.key(), "entry": d.entry, "reason": d.reason.to_string()}))
         .collect();
     json!({
         "hostOrigin": host.to_string(),
@@ -80,7 +74,7 @@ fn page_config(host: &Origin, policy: &ViewPolicy) -> Value {
 
 /// JSON that is inert inside a `<script>` element: `<`, `>` and `&` become `\u003c`…, so no
 /// `</script>` or `<!--` can appear, and U+2028/U+2029 are escaped for old JavaScript parsers.
-pub fn script_safe_json(value: &Value) -> String {
+pub(crate) fn script_safe_json(value: &Value) -> String {
     let raw = value.to_string();
     let mut out = String::with_capacity(raw.len() + 16);
     for c in raw.chars() {

@@ -13,38 +13,45 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use crate::config::Config;
+use crate::config::{Config, Loaded};
+use crate::generation::{Endpoint, Generation};
 use crate::metrics::Metrics;
-use crate::server::{Generation, Site};
+use crate::telemetry;
 
-pub struct Reloader {
+/// Owns the serving config: rebuilds it on a trigger and hands the new endpoint to the
+/// public listener.
+pub(crate) struct Reloader {
+    /// Registered when the reloader is made, before the server reports that it listens: a
+    /// SIGHUP that arrives while it starts must reload, not end the process.
+    hangup: Hangup,
     path: Option<PathBuf>,
     config: Config,
-    site: watch::Sender<Arc<Site>>,
+    endpoint: watch::Sender<Arc<Endpoint>>,
     metrics: Arc<Metrics>,
     fingerprint: u64,
 }
 
 impl Reloader {
-    pub fn new(
+    pub(crate) fn new(
         path: Option<PathBuf>,
         generation: Generation,
-        site: watch::Sender<Arc<Site>>,
+        endpoint: watch::Sender<Arc<Endpoint>>,
         metrics: Arc<Metrics>,
     ) -> Self {
         let fingerprint = fingerprint(path.as_ref(), &generation.config);
         Reloader {
+            hangup: hangup_signal(),
             path,
             config: generation.config,
-            site,
+            endpoint,
             metrics,
             fingerprint,
         }
     }
 
     /// Watches for SIGHUP and file changes until `stop` changes.
-    pub async fn run(mut self, mut stop: watch::Receiver<bool>) {
-        let mut hangup = hangup_signal();
+    pub(crate) async fn run(mut self, mut stop: watch::Receiver<bool>) {
+        let mut hangup = self.hangup.take();
         let interval = self.config.watch_interval;
         // A zero interval turns polling off; the tick branch is then disabled below.
         let period = if interval.is_zero() {
@@ -77,18 +84,22 @@ impl Reloader {
 
     /// Loads the config (or keeps the embedded one) and its certificates, and swaps them in.
     /// Returns whether the new generation serves.
-    pub fn reload(&mut self, trigger: &str) -> bool {
-        let config = match &self.path {
+    fn reload(&mut self, trigger: &str) -> bool {
+        let Loaded { config, warnings } = match &self.path {
             Some(path) => match Config::load(path) {
-                Ok(loaded) => loaded.config,
+                Ok(loaded) => loaded,
                 Err(e) => return self.refuse(trigger, &e.to_string()),
             },
-            None => self.config.clone(),
+            None => Loaded {
+                config: self.config.clone(),
+                warnings: Vec::new(),
+            },
         };
         let generation = match Generation::build(config, &self.metrics) {
             Ok(generation) => generation,
             Err(e) => return self.refuse(trigger, &e.to_string()),
         };
+        telemetry::config_warnings(&warnings);
         self.warn_about_restart_only_changes(&generation.config);
         self.metrics
             .set_certificates(generation.certificates.clone());
@@ -99,7 +110,7 @@ impl Reloader {
             certificates = generation.certificates.len(),
             "reloaded: new connections use the new config and certificates"
         );
-        self.site.send_replace(generation.site);
+        self.endpoint.send_replace(generation.endpoint);
         self.config = generation.config;
         true
     }

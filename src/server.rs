@@ -1,41 +1,38 @@
 //! Listeners and connections: accept, TLS handshake, HTTP/1 or HTTP/2, deadlines, drain.
 //!
-//! Each connection runs in its own task, handshake included, holding one permit of the
-//! connection cap. The HTTP version is chosen explicitly (ALPN over TLS, the h2 preface over
-//! plain TCP) so that every phase has a deadline; hyper's auto-detecting builder reads the
-//! first bytes without one. A connection keeps the config generation it was accepted under, so
-//! a reload never drops one.
+//! Each connection runs in its own task, handshake included. Public connections hold one
+//! permit of the connection cap, taken before the accept; the connections a drain takes from
+//! the kernel's accept backlog hold none, since nothing is admitted after them. The HTTP
+//! version is chosen explicitly (ALPN over TLS, the h2 preface over plain TCP) so that every
+//! phase has a deadline; hyper's auto-detecting builder reads the first bytes without one. A
+//! connection keeps the endpoint (config generation) it was accepted under, so a reload never
+//! drops one.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::{Buf, Bytes, BytesMut};
-use http::{Request, Response};
+use bytes::BytesMut;
+use http::Request;
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulConnection;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Semaphore, mpsc, watch};
-use tokio_rustls::TlsAcceptor;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 
-use crate::config::{Config, Limits};
-use crate::deadline::{Activity, Deadlined, Deadlines, is_deadline};
-use crate::metrics::{CertExpiry, Metrics};
-use crate::service::{Body, Service};
-use crate::{admin, reload, tls};
-
-/// Answers one request; the second argument is the TLS server name (SNI) of its connection.
-pub type Handler = Arc<dyn Fn(&Request<Incoming>, Option<&str>) -> Response<Body> + Send + Sync>;
+use crate::config::Config;
+use crate::generation::{Endpoint, Generation, Handler};
+use crate::io::deadline::{Activity, Deadlined, Deadlines, is_deadline};
+use crate::io::prefixed::Prefixed;
+use crate::metrics::Metrics;
+use crate::{admin, demo, reload, tls};
 
 /// Why the server could not start. Nothing is listening when this is returned.
 #[derive(Debug, thiserror::Error)]
@@ -51,78 +48,48 @@ const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 const MIN_ACCEPT_BACKOFF: Duration = Duration::from_millis(5);
 const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
 
-/// What a connection needs from the config it was accepted under.
-pub struct Site {
-    handler: Handler,
-    tls: Option<TlsAcceptor>,
-    limits: Limits,
+/// What a listener is for: it decides the cap, the drain and the metrics its connections get.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ListenerKind {
+    /// The proxy pages: counted, capped, drained, reloaded.
+    Public,
+    /// The embedded default's demo host page: drained with the public listener.
+    Demo,
+    /// `/livez`, `/readyz`, `/metrics`: answers through the drain, so probes see "not ready".
+    Admin,
 }
 
-/// One loaded config: the public service, its certificates, its limits.
-pub struct Generation {
-    pub config: Config,
-    pub site: Arc<Site>,
-    pub certificates: Vec<CertExpiry>,
-}
-
-impl Generation {
-    /// Builds everything a config needs before it can serve; fails without side effects.
-    pub fn build(config: Config, metrics: &Arc<Metrics>) -> Result<Generation, ServeError> {
-        let service = Arc::new(Service::with_metrics(&config, metrics));
-        let handler: Handler = Arc::new(move |req, sni| service.handle_on(req, sni));
-        let (acceptor, certificates) = match &config.tls {
-            Some(files) => {
-                let provider = tls::provider();
-                let resolver = tls::load_all(files, &provider)?;
-                let certificates = resolver.expiries();
-                let server_config =
-                    tls::server_config(Arc::new(resolver), provider, files.min_version)?;
-                (
-                    Some(TlsAcceptor::from(Arc::new(server_config))),
-                    certificates,
-                )
-            }
-            None => (None, Vec::new()),
-        };
-        let site = Arc::new(Site {
-            handler,
-            tls: acceptor,
-            limits: config.limits.clone(),
-        });
-        Ok(Generation {
-            config,
-            site,
-            certificates,
-        })
+impl ListenerKind {
+    fn name(self) -> &'static str {
+        match self {
+            ListenerKind::Public => "public",
+            ListenerKind::Demo => "demo",
+            ListenerKind::Admin => "admin",
+        }
     }
 }
 
 /// One bound listener and what it serves.
 struct Listener {
-    name: &'static str,
+    kind: ListenerKind,
     socket: TcpListener,
-    site: watch::Receiver<Arc<Site>>,
+    endpoint: watch::Receiver<Arc<Endpoint>>,
     /// Only the public listener counts connections and handshakes.
     metrics: Option<Arc<Metrics>>,
 }
 
 impl Listener {
-    /// A listener whose handler never changes with a reload (the demo, the admin endpoints).
+    /// A listener whose endpoint never changes with a reload.
     async fn fixed(
-        name: &'static str,
+        kind: ListenerKind,
         addr: SocketAddr,
         handler: Handler,
-        limits: &Limits,
+        config: &Config,
     ) -> Result<Listener, ServeError> {
-        let site = Arc::new(Site {
-            handler,
-            tls: None,
-            limits: limits.clone(),
-        });
         Ok(Listener {
-            name,
+            kind,
             socket: bind(addr).await?,
-            site: watch::channel(site).1,
+            endpoint: watch::channel(Endpoint::fixed(handler, &config.limits)).1,
             metrics: None,
         })
     }
@@ -147,29 +114,26 @@ impl Server {
         let generation = Generation::build(config, &metrics)?;
         metrics.set_certificates(generation.certificates.clone());
         let config = generation.config.clone();
-        let (site_tx, site_rx) = watch::channel(generation.site.clone());
+        let (endpoint_tx, endpoint_rx) = watch::channel(generation.endpoint.clone());
         let ready = Arc::new(AtomicBool::new(false));
         let mut listeners = vec![Listener {
-            name: "public",
+            kind: ListenerKind::Public,
             socket: bind(config.listen).await?,
-            site: site_rx,
+            endpoint: endpoint_rx,
             metrics: Some(metrics.clone()),
         }];
         // The demo embeds the first host's sandbox (the embedded default has exactly one).
         if let (Some(addr), Some(host)) = (config.demo_listen, config.hosts.first()) {
-            let demo = Arc::new(crate::demo::DemoHost::new(&format!(
-                "http://{}",
-                host.sandbox
-            )));
+            let demo = Arc::new(demo::DemoHost::new(&format!("http://{}", host.sandbox)));
             let handler: Handler = Arc::new(move |req, _| demo.handle(req));
-            listeners.push(Listener::fixed("demo", addr, handler, &config.limits).await?);
+            listeners.push(Listener::fixed(ListenerKind::Demo, addr, handler, &config).await?);
         }
         if let Some(addr) = config.admin_listen {
             let admin = Arc::new(admin::Admin::new(metrics.clone(), ready.clone()));
             let handler: Handler = Arc::new(move |req, _| admin.handle(req));
-            listeners.push(Listener::fixed("admin", addr, handler, &config.limits).await?);
+            listeners.push(Listener::fixed(ListenerKind::Admin, addr, handler, &config).await?);
         }
-        let reloader = reload::Reloader::new(config_path, generation, site_tx, metrics);
+        let reloader = reload::Reloader::new(config_path, generation, endpoint_tx, metrics);
         Ok(Server {
             listeners,
             connections: Arc::new(Semaphore::new(config.limits.max_connections)),
@@ -181,24 +145,24 @@ impl Server {
 
     /// The address of the public listener (the real port when bound to port 0).
     pub fn public_addr(&self) -> SocketAddr {
-        self.addr_of("public")
+        self.addr_of(ListenerKind::Public)
             .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0)))
     }
 
     /// The address of the demo host page, when the embedded default serves it.
-    pub fn demo_addr(&self) -> Option<SocketAddr> {
-        self.addr_of("demo")
+    pub(crate) fn demo_addr(&self) -> Option<SocketAddr> {
+        self.addr_of(ListenerKind::Demo)
     }
 
     /// The address of the admin listener, when configured.
     pub fn admin_addr(&self) -> Option<SocketAddr> {
-        self.addr_of("admin")
+        self.addr_of(ListenerKind::Admin)
     }
 
-    fn addr_of(&self, name: &str) -> Option<SocketAddr> {
+    fn addr_of(&self, kind: ListenerKind) -> Option<SocketAddr> {
         self.listeners
             .iter()
-            .find(|l| l.name == name)
+            .find(|l| l.kind == kind)
             .and_then(|l| l.socket.local_addr().ok())
     }
 
@@ -220,17 +184,17 @@ impl Server {
         let mut public_loops = Vec::new();
         let mut admin_loop = None;
         for listener in self.listeners {
-            if listener.name == "admin" {
-                admin_loop = Some(tokio::spawn(accept_connections(
-                    listener,
-                    None,
-                    None,
-                    admin_stop_rx.clone(),
-                )));
-            } else {
-                let cap = Some(self.connections.clone());
-                let task = accept_connections(listener, cap, Some(drain.clone()), stop_rx.clone());
-                public_loops.push(tokio::spawn(task));
+            match listener.kind {
+                ListenerKind::Admin => {
+                    let task = accept_connections(listener, None, None, admin_stop_rx.clone());
+                    admin_loop = Some(tokio::spawn(task));
+                }
+                ListenerKind::Public | ListenerKind::Demo => {
+                    let cap = Some(self.connections.clone());
+                    let task =
+                        accept_connections(listener, cap, Some(drain.clone()), stop_rx.clone());
+                    public_loops.push(tokio::spawn(task));
+                }
             }
         }
         drop(drain);
@@ -306,7 +270,7 @@ async fn accept_connections(
                 if let Some(metrics) = &listener.metrics {
                     metrics.accept_failed();
                 }
-                tracing::warn!(listener = listener.name, error = %e, ?backoff, "accept failed");
+                tracing::warn!(listener = listener.kind.name(), error = %e, ?backoff, "accept failed");
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(MAX_ACCEPT_BACKOFF);
             }
@@ -320,15 +284,15 @@ async fn accept_connections(
 /// syscall is made directly, since tokio's readiness may not have seen them yet.
 async fn accept_backlog(listener: Listener, drain: Option<Drain>) {
     let Listener {
-        name,
+        kind,
         socket,
-        site,
+        endpoint,
         metrics,
     } = listener;
     let socket = match socket.into_std() {
         Ok(socket) => socket,
         Err(e) => {
-            tracing::warn!(listener = name, error = %e, "cannot read the accept backlog");
+            tracing::warn!(listener = kind.name(), error = %e, "cannot read the accept backlog");
             return;
         }
     };
@@ -339,14 +303,8 @@ async fn accept_backlog(listener: Listener, drain: Option<Drain>) {
         else {
             continue;
         };
-        spawn_served(
-            stream,
-            peer,
-            site.borrow().clone(),
-            metrics.clone(),
-            None,
-            drain.clone(),
-        );
+        let endpoint = endpoint.borrow().clone();
+        spawn_served(stream, peer, endpoint, metrics.clone(), None, drain.clone());
     }
 }
 
@@ -354,24 +312,31 @@ fn spawn_connection(
     listener: &Listener,
     stream: TcpStream,
     peer: SocketAddr,
-    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    permit: Option<OwnedSemaphorePermit>,
     drain: Option<Drain>,
 ) {
-    let site = listener.site.borrow().clone();
-    spawn_served(stream, peer, site, listener.metrics.clone(), permit, drain);
+    let endpoint = listener.endpoint.borrow().clone();
+    spawn_served(
+        stream,
+        peer,
+        endpoint,
+        listener.metrics.clone(),
+        permit,
+        drain,
+    );
 }
 
 fn spawn_served(
     stream: TcpStream,
     peer: SocketAddr,
-    site: Arc<Site>,
+    endpoint: Arc<Endpoint>,
     metrics: Option<Arc<Metrics>>,
-    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    permit: Option<OwnedSemaphorePermit>,
     drain: Option<Drain>,
 ) {
     tokio::spawn(async move {
         let open = metrics.as_ref().map(|m| m.connection_opened());
-        serve_connection(stream, peer, site, drain, metrics.as_deref()).await;
+        serve_connection(stream, peer, endpoint, drain, metrics.as_deref()).await;
         drop((open, permit));
     });
 }
@@ -379,7 +344,7 @@ fn spawn_served(
 async fn serve_connection(
     stream: TcpStream,
     peer: SocketAddr,
-    site: Arc<Site>,
+    endpoint: Arc<Endpoint>,
     drain: Option<Drain>,
     metrics: Option<&Metrics>,
 ) {
@@ -387,12 +352,12 @@ async fn serve_connection(
     // The head deadline starts now for plain TCP (the preface read is part of the head) and
     // after the handshake for TLS, which has a deadline of its own.
     let mut activity = Activity::new();
-    let limits = &site.limits;
+    let limits = &endpoint.limits;
     let deadlines = Deadlines {
         header_read: limits.header_read_timeout,
         idle: limits.idle_timeout,
     };
-    let result = match &site.tls {
+    let result = match &endpoint.tls {
         Some(acceptor) => {
             let handshake = tokio::time::timeout(limits.handshake_timeout, acceptor.accept(stream));
             let tls_stream = match handshake.await {
@@ -413,7 +378,7 @@ async fn serve_connection(
             let sni = session.server_name().map(str::to_owned);
             activity = Activity::new();
             let io = Deadlined::new(tls_stream, activity.clone(), deadlines, h2);
-            serve_http(io, h2, sni, &site, activity, drain).await
+            serve_http(io, h2, sni, &endpoint, activity, drain).await
         }
         None => {
             let sniff = tokio::time::timeout(limits.header_read_timeout, read_preface(stream));
@@ -424,18 +389,18 @@ async fn serve_connection(
                     return;
                 }
                 Err(_) => {
-                    metrics.inspect(|m| m.deadline_passed());
+                    metrics.inspect(|m| m.connection_deadline_passed());
                     tracing::debug!(%peer, "header read deadline passed before the first byte");
                     return;
                 }
             };
             let io = Deadlined::new(stream, activity.clone(), deadlines, h2);
-            serve_http(io, h2, None, &site, activity, drain).await
+            serve_http(io, h2, None, &endpoint, activity, drain).await
         }
     };
     if let Err(e) = result {
         if is_deadline(e.as_ref()) {
-            metrics.inspect(|m| m.deadline_passed());
+            metrics.inspect(|m| m.connection_deadline_passed());
             tracing::debug!(%peer, "connection deadline passed");
         } else {
             tracing::debug!(%peer, error = %e, "connection ended with an error");
@@ -467,22 +432,21 @@ async fn serve_http<I>(
     io: I,
     h2: bool,
     sni: Option<String>,
-    site: &Arc<Site>,
+    endpoint: &Arc<Endpoint>,
     activity: Arc<Activity>,
     drain: Option<Drain>,
 ) -> Result<(), ConnectionError>
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let handler = site.handler.clone();
+    let handler = endpoint.handler.clone();
     let counted = activity.clone();
     let service = service_fn(move |req: Request<Incoming>| {
-        let in_flight = counted.request();
         let response = handler(&req, sni.as_deref());
-        drop(in_flight);
+        counted.answered();
         async move { Ok::<_, Infallible>(response) }
     });
-    let limits = &site.limits;
+    let limits = &endpoint.limits;
     let io = TokioIo::new(io);
     if h2 {
         let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
@@ -549,62 +513,4 @@ where
         conn.as_mut().graceful_shutdown();
     }
     conn.await.map_err(Into::into)
-}
-
-/// A stream that first yields bytes already read from it.
-pub struct Prefixed<S> {
-    prefix: Bytes,
-    inner: S,
-}
-
-impl<S> Prefixed<S> {
-    fn new(prefix: Bytes, inner: S) -> Self {
-        Prefixed { prefix, inner }
-    }
-}
-
-impl<S: AsyncRead + Unpin> AsyncRead for Prefixed<S> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        if self.prefix.has_remaining() {
-            let n = self.prefix.len().min(buf.remaining());
-            buf.put_slice(&self.prefix[..n]);
-            self.prefix.advance(n);
-            return Poll::Ready(Ok(()));
-        }
-        Pin::new(&mut self.inner).poll_read(cx, buf)
-    }
-}
-
-impl<S: AsyncWrite + Unpin> AsyncWrite for Prefixed<S> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
-    }
 }

@@ -20,7 +20,7 @@ use crate::origin::{Origin, is_dns_label};
 use crate::page::PageTemplate;
 use crate::telemetry::LogBudget;
 
-pub type Body = Full<Bytes>;
+pub(crate) type Body = Full<Bytes>;
 
 /// At most this many dropped entries are logged one by one per request; the rest as a count.
 const MAX_DROPPED_LOGGED: usize = 16;

@@ -3,6 +3,8 @@
 use clap::ValueEnum;
 use tracing_subscriber::EnvFilter;
 
+use crate::config::Problem;
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
     /// Human-readable lines.
@@ -27,10 +29,23 @@ pub fn init(format: LogFormat) {
     let _ = result;
 }
 
+/// Logs what a loaded config warns about, at start and after every reload.
+pub(crate) fn config_warnings(warnings: &[Problem]) {
+    for warning in warnings {
+        tracing::warn!(
+            file = %warning.file,
+            line = warning.line,
+            key = %warning.key,
+            "{}",
+            warning.message
+        );
+    }
+}
+
 /// A budget of log lines per second, shared by every request: a flood of bad requests costs a
 /// few lines and a count, not a full disk.
 #[derive(Debug)]
-pub struct LogBudget {
+pub(crate) struct LogBudget {
     per_second: u64,
     second: std::sync::atomic::AtomicU64,
     used: std::sync::atomic::AtomicU64,
@@ -38,7 +53,7 @@ pub struct LogBudget {
 }
 
 impl LogBudget {
-    pub const fn new(per_second: u64) -> Self {
+    pub(crate) const fn new(per_second: u64) -> Self {
         use std::sync::atomic::AtomicU64;
         LogBudget {
             per_second,
@@ -49,7 +64,7 @@ impl LogBudget {
     }
 
     /// Whether one more line may be written in the current second.
-    pub fn allow(&self) -> bool {
+    pub(crate) fn allow(&self) -> bool {
         use std::sync::atomic::Ordering::Relaxed;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -65,7 +80,7 @@ impl LogBudget {
     }
 
     /// Lines suppressed since the last call.
-    pub fn take_suppressed(&self) -> u64 {
+    pub(crate) fn take_suppressed(&self) -> u64 {
         self.suppressed
             .swap(0, std::sync::atomic::Ordering::Relaxed)
     }

@@ -3,6 +3,8 @@
 //! A certificate is chosen by the names it carries itself (its subject alternative names,
 //! wildcards included), so config never repeats them.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
@@ -14,7 +16,8 @@ use rustls::{ServerConfig, version};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 
-use crate::config::{CertFiles, TlsFiles};
+use crate::config::{CertFiles, HostEntry, TlsFiles, TlsVersion};
+use crate::metrics::CertExpiry;
 
 /// Why TLS material cannot be used; names the file and what is wrong with it.
 #[derive(Debug, thiserror::Error)]
@@ -37,28 +40,31 @@ pub enum TlsError {
 }
 
 /// The one crypto provider of the service.
-pub fn provider() -> Arc<CryptoProvider> {
+pub(crate) fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
 /// One certificate chain and its key, checked to belong together.
 #[derive(Clone)]
-pub struct LoadedCert {
-    pub files: CertFiles,
-    pub key: Arc<CertifiedKey>,
+struct LoadedCert {
+    files: CertFiles,
+    key: Arc<CertifiedKey>,
+    /// The DNS names of its subject alternative names, lower case; `*.` names included.
+    names: Vec<String>,
 }
 
 impl fmt::Debug for LoadedCert {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LoadedCert")
             .field("files", &self.files)
+            .field("names", &self.names)
             .finish()
     }
 }
 
 impl LoadedCert {
-    /// Reads and checks one pair of PEM files.
-    pub fn load(files: &CertFiles, provider: &CryptoProvider) -> Result<Self, TlsError> {
+    /// Reads and checks one pair of PEM files, and reads the names the certificate covers.
+    fn load(files: &CertFiles, provider: &CryptoProvider) -> Result<Self, TlsError> {
         let cert_name = files.cert.display().to_string();
         let key_name = files.key.display().to_string();
         let cert_pem = read(&files.cert)?;
@@ -69,12 +75,12 @@ impl LoadedCert {
                 path: cert_name.clone(),
                 reason: e.to_string(),
             })?;
-        if chain.is_empty() {
+        let Some(leaf) = chain.first() else {
             return Err(TlsError::NoCertificate { path: cert_name });
-        }
-        webpki::EndEntityCert::try_from(&chain[0]).map_err(|e| TlsError::BadCertificate {
+        };
+        let names = covered_names(leaf).map_err(|reason| TlsError::BadCertificate {
             path: cert_name.clone(),
-            reason: format!("{e:?}"),
+            reason,
         })?;
         let key = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| TlsError::BadKey {
             path: key_name.clone(),
@@ -96,20 +102,43 @@ impl LoadedCert {
         Ok(LoadedCert {
             files: files.clone(),
             key: Arc::new(certified),
+            names,
         })
     }
+}
 
-    /// Whether this certificate is valid for `name`, by its own subject alternative names.
-    pub fn covers(&self, name: &str) -> bool {
-        let Ok(server_name) = ServerName::try_from(name) else {
-            return false;
-        };
-        let Some(leaf) = self.key.cert.first() else {
-            return false;
-        };
-        webpki::EndEntityCert::try_from(leaf)
-            .is_ok_and(|cert| cert.verify_is_valid_for_subject_name(&server_name).is_ok())
+impl LoadedCert {
+    /// webpki's own check of the leaf for one name; parses the certificate, so not for handshakes.
+    fn valid_for(&self, name: &ServerName<'_>) -> bool {
+        self.key.cert.first().is_some_and(|leaf| {
+            webpki::EndEntityCert::try_from(leaf)
+                .is_ok_and(|cert| cert.verify_is_valid_for_subject_name(name).is_ok())
+        })
     }
+}
+
+/// The DNS names a leaf certificate is valid for, read once at load so that no handshake
+/// parses a certificate. Each name the certificate lists is kept only if webpki itself finds
+/// the certificate valid for it (for `*.parent`, for a name one label below `parent`), so the
+/// index never claims more than webpki's own name check would grant.
+fn covered_names(leaf: &CertificateDer<'_>) -> Result<Vec<String>, String> {
+    let cert = webpki::EndEntityCert::try_from(leaf).map_err(|e| format!("{e:?}"))?;
+    let verified = |name: &str| {
+        ServerName::try_from(name)
+            .is_ok_and(|name| cert.verify_is_valid_for_subject_name(&name).is_ok())
+    };
+    let mut names = Vec::new();
+    for listed in cert.valid_dns_names() {
+        let name = listed.to_ascii_lowercase();
+        let probe = match name.strip_prefix("*.") {
+            Some(parent) => format!("probe.{parent}"),
+            None => name.clone(),
+        };
+        if verified(&probe) && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    Ok(names)
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, TlsError> {
@@ -119,25 +148,46 @@ fn read(path: &Path) -> Result<Vec<u8>, TlsError> {
     })
 }
 
-/// Chooses a certificate by SNI. A client that sends no SNI (a bare IP address) gets the
-/// first; a name no certificate covers fails the handshake rather than get a wrong one.
+/// Chooses a certificate by SNI, through an index built at load: an exact name first, then a
+/// wildcard one label up (as webpki matches wildcards: one whole left-most label). Among
+/// certificates with the same name, the first in the config wins. A client that sends no SNI
+/// (a bare IP address) gets the first certificate; a name no certificate covers fails the
+/// handshake rather than get a wrong one.
 #[derive(Debug)]
-pub struct SniResolver {
+pub(crate) struct SniResolver {
     certs: Vec<LoadedCert>,
+    /// Exact DNS name → certificate index.
+    exact: HashMap<String, usize>,
+    /// `parent` of a `*.parent` name → certificate index.
+    wildcard: HashMap<String, usize>,
 }
 
 impl SniResolver {
-    pub fn new(certs: Vec<LoadedCert>) -> Self {
-        SniResolver { certs }
+    fn new(certs: Vec<LoadedCert>) -> Self {
+        let mut exact = HashMap::new();
+        let mut wildcard = HashMap::new();
+        for (index, cert) in certs.iter().enumerate() {
+            for name in &cert.names {
+                match name.strip_prefix("*.") {
+                    Some(parent) => wildcard.entry(parent.to_owned()).or_insert(index),
+                    None => exact.entry(name.clone()).or_insert(index),
+                };
+            }
+        }
+        SniResolver {
+            certs,
+            exact,
+            wildcard,
+        }
     }
 
     /// Each certificate's file and `notAfter`, for metrics and `check`.
-    pub fn expiries(&self) -> Vec<crate::metrics::CertExpiry> {
+    pub(crate) fn expiries(&self) -> Vec<CertExpiry> {
         self.certs
             .iter()
             .filter_map(|c| {
                 let leaf = c.key.cert.first()?;
-                Some(crate::metrics::CertExpiry {
+                Some(CertExpiry {
                     file: c.files.cert.display().to_string(),
                     not_after_seconds: not_after(leaf)?,
                 })
@@ -145,11 +195,22 @@ impl SniResolver {
             .collect()
     }
 
-    pub fn for_name(&self, name: Option<&str>) -> Option<&LoadedCert> {
-        match name {
-            None => self.certs.first(),
-            Some(name) => self.certs.iter().find(|c| c.covers(name)),
-        }
+    fn for_name(&self, name: Option<&str>) -> Option<&LoadedCert> {
+        let Some(name) = name else {
+            return self.certs.first();
+        };
+        // rustls hands SNI over as sent; names are compared in lower case.
+        let name = if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            Cow::Owned(name.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(name)
+        };
+        let index = self.exact.get(name.as_ref()).or_else(|| {
+            let (label, parent) = name.split_once('.')?;
+            // An empty label is no label: `.example.com` is not under `*.example.com`.
+            (!label.is_empty()).then(|| self.wildcard.get(parent))?
+        })?;
+        self.certs.get(*index)
     }
 }
 
@@ -164,7 +225,10 @@ impl ResolvesServerCert for SniResolver {
 }
 
 /// Loads every certificate of the `[tls]` table.
-pub fn load_all(files: &TlsFiles, provider: &CryptoProvider) -> Result<SniResolver, TlsError> {
+pub(crate) fn load_all(
+    files: &TlsFiles,
+    provider: &CryptoProvider,
+) -> Result<SniResolver, TlsError> {
     let certs = files
         .certificates
         .iter()
@@ -175,14 +239,14 @@ pub fn load_all(files: &TlsFiles, provider: &CryptoProvider) -> Result<SniResolv
 
 /// The rustls server config: TLS 1.3 and (unless `min_version` is 1.3) 1.2, with the
 /// provider's default suites (AEAD with forward secrecy only), ALPN h2 then http/1.1.
-pub fn server_config(
+pub(crate) fn server_config(
     resolver: Arc<SniResolver>,
     provider: Arc<CryptoProvider>,
-    min_version: crate::config::TlsVersion,
+    min_version: TlsVersion,
 ) -> Result<ServerConfig, TlsError> {
     let versions: &[&rustls::SupportedProtocolVersion] = match min_version {
-        crate::config::TlsVersion::Tls12 => &[&version::TLS13, &version::TLS12],
-        crate::config::TlsVersion::Tls13 => &[&version::TLS13],
+        TlsVersion::Tls12 => &[&version::TLS13, &version::TLS12],
+        TlsVersion::Tls13 => &[&version::TLS13],
     };
     let mut config = ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(versions)?
@@ -194,7 +258,7 @@ pub fn server_config(
 
 /// The `notAfter` of a DER certificate, in seconds since the epoch. A few lines of DER instead
 /// of an X.509 crate: `Certificate → tbsCertificate → validity → notAfter` is all that is read.
-pub fn not_after(der: &[u8]) -> Option<i64> {
+fn not_after(der: &[u8]) -> Option<i64> {
     let (_, certificate, _) = der_element(der)?;
     let (_, mut tbs, _) = der_element(certificate)?;
     // An explicit [0] version comes first when present.
@@ -263,6 +327,73 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 mod tests {
     use super::*;
 
+    fn certificate(dir: &Path, stem: &str, names: &[&str]) -> LoadedCert {
+        let key = rcgen::KeyPair::generate().expect("rcgen makes a key");
+        let names = names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let params = rcgen::CertificateParams::new(names).expect("valid names");
+        let cert = params.self_signed(&key).expect("rcgen signs");
+        let files = CertFiles {
+            cert: dir.join(format!("{stem}.crt")),
+            key: dir.join(format!("{stem}.key")),
+        };
+        std::fs::write(&files.cert, cert.pem()).unwrap();
+        std::fs::write(&files.key, key.serialize_pem()).unwrap();
+        LoadedCert::load(&files, &provider()).unwrap()
+    }
+
+    #[test]
+    fn the_sni_index_grants_what_webpki_grants_and_prefers_exact_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let wildcard = certificate(dir.path(), "wildcard", &["*.studio.test", "chat.test"]);
+        let exact = certificate(dir.path(), "exact", &["exact.studio.test", "chat.test"]);
+        let resolver = SniResolver::new(vec![wildcard, exact]);
+        let chosen = |name: &str| resolver.for_name(Some(name)).map(|c| c.files.cert.clone());
+        let stem = |stem: &str| Some(dir.path().join(format!("{stem}.crt")));
+        assert_eq!(
+            chosen("exact.studio.test"),
+            stem("exact"),
+            "exact before wildcard"
+        );
+        assert_eq!(
+            chosen("EXACT.Studio.test"),
+            stem("exact"),
+            "compared in lower case"
+        );
+        assert_eq!(chosen("a1.studio.test"), stem("wildcard"));
+        assert_eq!(
+            chosen("chat.test"),
+            stem("wildcard"),
+            "the first of equals wins"
+        );
+        assert_eq!(
+            resolver.for_name(None).map(|c| c.files.cert.clone()),
+            stem("wildcard"),
+            "no SNI: the first certificate"
+        );
+        let names = [
+            "exact.studio.test",
+            "a1.studio.test",
+            "studio.test",
+            "a.b.studio.test",
+            ".studio.test",
+            "chat.test",
+            "x.chat.test",
+            "other.test",
+        ];
+        for name in names {
+            let webpki_grants = ServerName::try_from(name)
+                .is_ok_and(|sn| resolver.certs.iter().any(|c| c.valid_for(&sn)));
+            let chosen = resolver.for_name(Some(name));
+            assert_eq!(chosen.is_some(), webpki_grants, "{name}");
+            if let (Some(cert), Ok(sn)) = (chosen, ServerName::try_from(name)) {
+                assert!(
+                    cert.valid_for(&sn),
+                    "{name}: the chosen certificate is valid for it"
+                );
+            }
+        }
+    }
+
     #[test]
     fn civil_dates() {
         assert_eq!(days_from_civil(1970, 1, 1), 0);
@@ -282,22 +413,29 @@ mod tests {
 }
 
 /// Certificates expiring sooner than this get a warning from `check`.
-pub const EXPIRY_WARNING: std::time::Duration = std::time::Duration::from_secs(21 * 24 * 60 * 60);
+const EXPIRY_WARNING: std::time::Duration = std::time::Duration::from_secs(21 * 24 * 60 * 60);
 
 /// What `check` says about loaded certificates: names no certificate covers are errors, a
 /// certificate that has expired is an error, one that expires within 21 days is a warning.
 #[derive(Debug, Default)]
-pub struct CertificateReport {
-    pub errors: Vec<String>,
-    pub warnings: Vec<String>,
+pub(crate) struct CertificateReport {
+    pub(crate) errors: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 impl SniResolver {
-    pub fn report(
-        &self,
-        hosts: &[crate::config::HostEntry],
-        now_seconds: i64,
-    ) -> CertificateReport {
+    /// Whether a browser asking for `name` gets a certificate valid for it. An IP address
+    /// sends no SNI, so it gets the first certificate, which must list that address itself.
+    fn serves(&self, name: &str) -> bool {
+        match ServerName::try_from(name) {
+            Ok(ip @ ServerName::IpAddress(_)) => {
+                self.certs.first().is_some_and(|first| first.valid_for(&ip))
+            }
+            _ => self.for_name(Some(name)).is_some(),
+        }
+    }
+
+    pub(crate) fn report(&self, hosts: &[HostEntry], now_seconds: i64) -> CertificateReport {
         let mut report = CertificateReport::default();
         for (i, host) in hosts.iter().enumerate() {
             let name = host.sandbox.host().to_owned();
@@ -307,7 +445,7 @@ impl SniResolver {
                 needed.push(format!("label-{}.{name}", i));
             }
             for needed in needed {
-                if self.for_name(Some(&needed)).is_none() {
+                if !self.serves(&needed) {
                     let shown = needed.replacen(&format!("label-{i}"), "*", 1);
                     report.errors.push(format!(
                         "hosts[{i}].sandbox: no certificate covers \"{shown}\"{}",

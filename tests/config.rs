@@ -362,7 +362,7 @@ fn unreadable_file_is_named() {
     let err = Config::load(Path::new("/nonexistent/c.toml")).unwrap_err();
     assert!(
         err.to_string()
-            .starts_with("/nonexistent/c.toml:0: cannot read the config file"),
+            .starts_with("/nonexistent/c.toml: cannot read the config file"),
         "{err}"
     );
 }

@@ -19,8 +19,14 @@ const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 const BOUND: Duration = Duration::from_secs(10);
 
 fn short_deadlines(extra: &str) -> String {
+    deadlines(extra, "400ms", "400ms", "1500ms")
+}
+
+/// [`TWO_HOSTS`] with `extra` tables and these deadlines. A deadline a test does not probe is
+/// kept long, so that a loaded machine cannot trip it.
+fn deadlines(extra: &str, handshake: &str, header_read: &str, idle: &str) -> String {
     format!(
-        "{TWO_HOSTS}{extra}\n[limits]\nhandshake_timeout = \"400ms\"\nheader_read_timeout = \"400ms\"\nidle_timeout = \"1500ms\"\n"
+        "{TWO_HOSTS}{extra}\n[limits]\nhandshake_timeout = \"{handshake}\"\nheader_read_timeout = \"{header_read}\"\nidle_timeout = \"{idle}\"\n"
     )
 }
 
@@ -109,8 +115,9 @@ async fn a_slow_header_client_is_cut_over_http1_and_http2() {
 async fn tls_deadlines_cover_the_handshake_and_a_silent_client_after_it() {
     let dir = tempfile::tempdir().unwrap();
     let (cert, key, der) = write_cert(dir.path(), "all", common::TWO_HOSTS_NAMES);
-    let text = short_deadlines(&format!("[tls]\ncert = {cert:?}\nkey = {key:?}\n"));
-    let running = Running::start(&config(&text)).await;
+    // The handshakes that must succeed share this thread with the server: 3 s, not 400 ms.
+    let tls = format!("[tls]\ncert = {cert:?}\nkey = {key:?}\n");
+    let running = Running::start(&config(&deadlines(&tls, "3s", "400ms", "1500ms"))).await;
     let mut no_hello = TcpStream::connect(running.addr).await.unwrap();
     assert!(
         closed_after(&mut no_hello).await.is_some(),
@@ -133,13 +140,13 @@ async fn tls_deadlines_cover_the_handshake_and_a_silent_client_after_it() {
 
 #[tokio::test]
 async fn idle_keep_alive_lasts_the_idle_deadline_not_the_header_deadline() {
-    let running = Running::start(&config(&short_deadlines(""))).await;
+    let running = Running::start(&config(&deadlines("", "10s", "1s", "4s"))).await;
     let mut conn = TcpStream::connect(running.addr).await.unwrap();
     let request = b"GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\n\r\n";
     conn.write_all(request).await.unwrap();
     read_response(&mut conn).await;
-    // Idle longer than header_read_timeout (400ms), well within idle_timeout (1500ms).
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    // Idle longer than header_read_timeout (1s), well within idle_timeout (4s).
+    tokio::time::sleep(Duration::from_millis(1500)).await;
     conn.write_all(request).await.unwrap();
     assert!(
         read_response(&mut conn).await.starts_with("HTTP/1.1 200"),
@@ -212,6 +219,13 @@ async fn the_connection_cap_holds() {
 }
 
 /// GET over HTTP/1.1, the whole response as text.
+/// The value of one series in a Prometheus text; 0 when it is not there.
+fn metric_value(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
 async fn get(addr: SocketAddr, host: &str, path: &str) -> String {
     let mut conn = TcpStream::connect(addr).await.unwrap();
     let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
@@ -437,11 +451,12 @@ async fn a_symlink_swapped_certificate_is_served_without_a_failed_request() {
     let cert = secret.path().join("tls.crt");
     let key = secret.path().join("tls.key");
     let text = two_hosts_with(
-        "watch_interval = \"200ms\"",
+        "watch_interval = \"200ms\"\nadmin_listen = \"127.0.0.1:0\"",
         &format!("[tls]\ncert = {cert:?}\nkey = {key:?}"),
     );
     let running = Running::start(&config(&text)).await;
     let addr = running.addr;
+    let admin = running.admin.expect("admin listener bound");
     let trust = vec![old_der.clone(), new_der.clone()];
     assert_eq!(served_leaf(addr, &trust).await.unwrap(), old_der);
     // A keep-alive connection made before the swap, used again after it: a reload drops nothing.
@@ -506,7 +521,12 @@ async fn a_symlink_swapped_certificate_is_served_without_a_failed_request() {
     )
     .unwrap();
     k8s_secret_dir(secret.path(), "2026_11_30", (&old_cert, &broken));
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    let refused = "mcp_sandbox_proxy_reloads_total{outcome=\"failure\"}";
+    let start = Instant::now();
+    while metric_value(&get(admin, "x", "/metrics").await, refused) < 1.0 {
+        assert!(start.elapsed() < BOUND, "the broken key was never refused");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     for _ in 0..5 {
         assert_eq!(
             served_leaf(addr, &trust).await.unwrap(),
@@ -566,14 +586,16 @@ async fn http2_advertises_the_stream_limit() {
         settings.contains(&(3, 7)),
         "SETTINGS_MAX_CONCURRENT_STREAMS = 7 in {settings:?}"
     );
+    // Closed by us: a client that never answers the drain's PING would hold it to a deadline.
+    drop(conn);
     running.stop().await;
 }
 
 #[tokio::test]
 async fn an_idle_http2_connection_is_closed_even_while_it_answers_pings() {
     // hyper pings every idle_timeout / 2 and the client's h2 stack answers each one: those
-    // frames must not count as activity.
-    let running = Running::start(&config(&short_deadlines(""))).await;
+    // frames must not count as activity. The head deadline is not what this test probes.
+    let running = Running::start(&config(&deadlines("", "10s", "3s", "1500ms"))).await;
     let tcp = TcpStream::connect(running.addr).await.unwrap();
     let (mut sender, conn) = hyper::client::conn::http2::handshake(
         hyper_util::rt::TokioExecutor::new(),

@@ -6,7 +6,7 @@ mod common;
 use std::io::Write;
 use std::net::TcpStream;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use common::process::{Serving, raw_get, try_get};
@@ -56,7 +56,13 @@ fn sighup_reloads_the_config_and_a_broken_one_keeps_the_old() {
 
     let extra =
         "[[hosts]]\norigin = \"https://extra.example.com\"\nsandbox = \"extra.sandbox.test\"";
-    write_config(dir.path(), &two_hosts_with(top, extra));
+    // A host whose sandbox shares its site: loaded, with a warning that a reload must log too.
+    let same_site =
+        "[[hosts]]\norigin = \"https://docs.example.org\"\nsandbox = \"views.example.org\"";
+    write_config(
+        dir.path(),
+        &two_hosts_with(top, &format!("{extra}\n{same_site}")),
+    );
     serving.signal("HUP");
     wait_until("the new host", || {
         raw_get(&serving.addr, "extra.sandbox.test", "/").starts_with("HTTP/1.1 200")
@@ -71,6 +77,15 @@ fn sighup_reloads_the_config_and_a_broken_one_keeps_the_old() {
     assert_eq!(
         serving.wait_for_log("reloaded: new connections use the new config and certificates")["trigger"],
         "SIGHUP"
+    );
+    let warning =
+        serving.wait_for_event("the same-site warning", |e| e["key"] == "hosts[3].sandbox");
+    assert!(
+        warning["message"]
+            .as_str()
+            .unwrap()
+            .contains("is on the same site as the host https://docs.example.org"),
+        "{warning}"
     );
 
     write_config(
@@ -113,19 +128,23 @@ fn sigterm_during_a_request_loop_loses_no_request_and_exits_0() {
     // stops sending once the pod is terminating. Every connection made before it, whose
     // request may well be written after the signal, must still be answered in full.
     let signalled = Arc::new(AtomicBool::new(false));
+    let served_so_far = Arc::new(AtomicU32::new(0));
     let workers: Vec<_> = (0..4)
         .map(|_| {
             let (addr, signalled) = (addr.clone(), signalled.clone());
+            let served_so_far = served_so_far.clone();
             std::thread::spawn(move || {
                 let (mut served, mut lost) = (0u32, Vec::new());
                 // Bounded: until the signal, or 5000 requests.
                 for _ in 0..5000 {
-                    if signalled.load(Ordering::SeqCst) {
-                        break;
-                    }
                     let Ok(mut stream) = TcpStream::connect(&addr) else {
                         break;
                     };
+                    // Read after the connect returned: a connection made while the flag was
+                    // still clear was in the accept backlog before SIGTERM was sent.
+                    if signalled.load(Ordering::SeqCst) {
+                        break;
+                    }
                     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
                     let sent = write!(
                         stream,
@@ -138,7 +157,8 @@ fn sigterm_during_a_request_loop_loses_no_request_and_exits_0() {
                             if answer.starts_with("HTTP/1.1 200")
                                 && answer.ends_with("</html>\n") =>
                         {
-                            served += 1
+                            served += 1;
+                            served_so_far.fetch_add(1, Ordering::SeqCst);
                         }
                         other => lost.push(format!("{other:?}: {:?}", answer.get(..40))),
                     }
@@ -147,12 +167,14 @@ fn sigterm_during_a_request_loop_loses_no_request_and_exits_0() {
             })
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(300));
+    wait_until("the request loop runs", || {
+        served_so_far.load(Ordering::SeqCst) >= 20
+    });
     // Connections made just before the signal whose requests are written just after it.
     let mut pending: Vec<TcpStream> = (0..8).map(|_| TcpStream::connect(&addr).unwrap()).collect();
     signalled.store(true, Ordering::SeqCst);
     serving.signal("TERM");
-    std::thread::sleep(Duration::from_millis(100));
+    serving.wait_for_log("draining: no new connections, not ready");
     for (i, stream) in pending.iter_mut().enumerate() {
         stream
             .set_read_timeout(Some(Duration::from_secs(10)))
@@ -189,13 +211,14 @@ fn readyz_flips_to_not_ready_when_the_drain_starts() {
         dir.path(),
         &two_hosts_with(
             top,
-            "[limits]\nheader_read_timeout = \"3s\"\nshutdown_grace = \"10s\"",
+            "[limits]\nheader_read_timeout = \"60s\"\nshutdown_grace = \"20s\"",
         ),
     );
     let serving = Serving::start(&config);
     let admin = admin_addr(&serving);
     assert!(raw_get(&admin, "admin", "/readyz").starts_with("HTTP/1.1 200"));
-    // A client in the middle of its head keeps the drain going until its deadline.
+    // A client in the middle of its head keeps the drain going until it leaves (its deadline
+    // and the grace are far away): the checks below all run during the drain.
     let mut slow = TcpStream::connect(&serving.addr).unwrap();
     slow.write_all(b"GET / HTTP/1.1\r\nHost: chat.sand")
         .unwrap();
@@ -208,22 +231,22 @@ fn readyz_flips_to_not_ready_when_the_drain_starts() {
     let mut first = [0u8; 12];
     std::io::Read::read_exact(&mut idle, &mut first).unwrap();
     assert_eq!(&first, b"HTTP/1.1 200");
-    std::thread::sleep(Duration::from_millis(100));
     serving.signal("TERM");
+    // Readiness flips first, then the listener closes: each is waited for, in that order.
     wait_until("not ready", || {
         try_get(&admin, "admin", "/readyz").is_ok_and(|r| r.starts_with("HTTP/1.1 503"))
     });
+    wait_until("the public listener to close", || {
+        TcpStream::connect(&serving.addr).is_err()
+    });
     assert!(
         raw_get(&admin, "admin", "/livez").starts_with("HTTP/1.1 200"),
-        "alive while draining"
-    );
-    assert!(
-        TcpStream::connect(&serving.addr).is_err(),
-        "the public listener no longer accepts"
+        "alive while draining (the refusal above is the drain's, not an exit)"
     );
     let mut rest = Vec::new();
     std::io::Read::read_to_end(&mut idle, &mut rest)
         .expect("the idle connection is closed, not left hanging");
+    drop(slow);
     assert!(serving.wait().success());
 }
 
@@ -259,7 +282,7 @@ fn the_drain_ends_at_shutdown_grace_even_if_a_client_does_not() {
     let serving = Serving::start(&config);
     let mut slow = TcpStream::connect(&serving.addr).unwrap();
     slow.write_all(b"GET / HTTP/1.1\r\nHost: chat.sa").unwrap();
-    std::thread::sleep(Duration::from_millis(100));
+    // Accepted or still in the backlog, the drain serves it; the signal needs no wait.
     serving.signal("TERM");
     let (status, logs) = serving.wait_with_logs();
     assert!(status.success(), "exit 0 after the grace: {status:?}");

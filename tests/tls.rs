@@ -134,6 +134,7 @@ fn openssl_connects(port: u16, args: &[&str]) -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs openssl; scripts/test runs it"]
 async fn old_protocols_and_weak_suites_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let (text, _, _) = two_certificates(dir.path());

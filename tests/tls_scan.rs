@@ -62,6 +62,7 @@ async fn scan(min_version: Option<&str>, profile: &'static str) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs sslyze; scripts/test runs it"]
 async fn default_tls_meets_mozilla_intermediate() {
     assert_eq!(
         scan(None, "intermediate").await,
@@ -70,6 +71,7 @@ async fn default_tls_meets_mozilla_intermediate() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs sslyze; scripts/test runs it"]
 async fn min_version_1_3_meets_mozilla_modern() {
     assert_eq!(
         scan(Some("1.3"), "modern").await,

@@ -40,11 +40,13 @@ impl Running {
         }
     }
 
+    /// Drains and waits for the end; bounded by the longest grace a test sets plus a margin
+    /// (tests leave no connection open past their own deadlines).
     pub async fn stop(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        tokio::time::timeout(std::time::Duration::from_secs(10), self.task)
+        tokio::time::timeout(std::time::Duration::from_secs(40), self.task)
             .await
             .expect("the server stops within its grace")
             .unwrap();

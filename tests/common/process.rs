@@ -13,6 +13,8 @@ pub struct Serving {
     child: Child,
     pub addr: String,
     logs: Arc<Mutex<Vec<serde_json::Value>>>,
+    /// Says so when the reader has seen the end of standard error: every line is in `logs`.
+    logs_complete: std::sync::mpsc::Receiver<()>,
 }
 
 impl Serving {
@@ -43,6 +45,7 @@ impl Serving {
         let stderr = child.stderr.take().unwrap();
         let logs = Arc::new(Mutex::new(Vec::new()));
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (complete_tx, logs_complete) = std::sync::mpsc::channel();
         let sink = logs.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines() {
@@ -54,11 +57,17 @@ impl Serving {
                 }
                 sink.lock().unwrap().push(event);
             }
+            let _ = complete_tx.send(());
         });
         let addr = addr_rx
             .recv_timeout(Duration::from_secs(20))
             .expect("serve logs `listening`");
-        Serving { child, addr, logs }
+        Serving {
+            child,
+            addr,
+            logs,
+            logs_complete,
+        }
     }
 
     pub fn signal(&self, name: &str) {
@@ -74,23 +83,23 @@ impl Serving {
 
     /// Waits (bounded) for a log event with this message; returns it.
     pub fn wait_for_log(&self, message: &str) -> serde_json::Value {
+        self.wait_for_event(message, |e| e["message"] == message)
+    }
+
+    /// Waits (bounded) for a log event that `matches`; returns it. `what` names it on failure.
+    pub fn wait_for_event(
+        &self,
+        what: &str,
+        matches: impl Fn(&serde_json::Value) -> bool,
+    ) -> serde_json::Value {
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(20) {
-            if let Some(event) = self
-                .logs
-                .lock()
-                .unwrap()
-                .iter()
-                .find(|e| e["message"] == message)
-            {
+            if let Some(event) = self.logs.lock().unwrap().iter().find(|e| matches(e)) {
                 return event.clone();
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        panic!(
-            "no log line {message:?} in {:#?}",
-            self.logs.lock().unwrap()
-        );
+        panic!("no log line {what:?} in {:#?}", self.logs.lock().unwrap());
     }
 
     pub fn log_count(&self, message: &str) -> usize {
@@ -104,6 +113,10 @@ impl Serving {
 
     /// Waits (bounded) for the process to exit.
     pub fn wait(mut self) -> ExitStatus {
+        self.wait_for_exit()
+    }
+
+    fn wait_for_exit(&mut self) -> ExitStatus {
         let start = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -118,12 +131,13 @@ impl Serving {
     }
 
     /// Like [`Serving::wait`], with every log event the process wrote.
-    pub fn wait_with_logs(self) -> (ExitStatus, Vec<serde_json::Value>) {
-        let logs = self.logs.clone();
-        let status = self.wait();
-        // The reader thread sees end of file once the process has exited.
-        std::thread::sleep(Duration::from_millis(100));
-        let events = logs.lock().unwrap().clone();
+    pub fn wait_with_logs(mut self) -> (ExitStatus, Vec<serde_json::Value>) {
+        let status = self.wait_for_exit();
+        // Only the child held the pipe's write end: its exit is the reader's end of file.
+        self.logs_complete
+            .recv_timeout(Duration::from_secs(10))
+            .expect("standard error ends when the process exits");
+        let events = self.logs.lock().unwrap().clone();
         (status, events)
     }
 

@@ -9,29 +9,30 @@
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
-/// What the request handler tells the byte stream: a request started, a request ended.
+/// What the request handler tells the byte stream: a request was answered. The handler answers
+/// synchronously, within hyper's poll of the connection, so a request is never in flight while
+/// the stream is read: its answer is the only event, and it restarts the idle clock.
 #[derive(Debug)]
-pub struct Activity {
+pub(crate) struct Activity {
     started_at: Instant,
-    in_flight: AtomicUsize,
     requests: AtomicU64,
-    /// Milliseconds after `started_at` when the last request ended (or the connection began).
+    /// Milliseconds after `started_at` when the last request was answered (or the connection
+    /// began).
     idle_since_ms: AtomicU64,
     first_request: tokio::sync::Notify,
 }
 
 impl Activity {
-    pub fn new() -> Arc<Self> {
+    pub(crate) fn new() -> Arc<Self> {
         Arc::new(Activity {
             started_at: Instant::now(),
-            in_flight: AtomicUsize::new(0),
             requests: AtomicU64::new(0),
             idle_since_ms: AtomicU64::new(0),
             first_request: tokio::sync::Notify::new(),
@@ -39,12 +40,12 @@ impl Activity {
     }
 
     /// Requests seen so far on this connection.
-    pub fn requests(&self) -> u64 {
+    pub(crate) fn requests(&self) -> u64 {
         self.requests.load(Relaxed)
     }
 
     /// Resolves once the connection has had a request.
-    pub async fn first_request(&self) {
+    pub(crate) async fn first_request(&self) {
         let notified = self.first_request.notified();
         if self.requests() > 0 {
             return;
@@ -52,13 +53,14 @@ impl Activity {
         notified.await;
     }
 
-    /// Marks a request as being handled until the guard is dropped.
-    pub fn request(self: &Arc<Self>) -> InFlight {
-        self.in_flight.fetch_add(1, Relaxed);
+    /// Counts an answered request and restarts the idle clock from now.
+    pub(crate) fn answered(&self) {
+        let elapsed = u64::try_from(self.started_at.elapsed().as_millis()).unwrap_or(u64::MAX);
+        // The idle clock first: a reader that sees the new count must see its time too.
+        self.idle_since_ms.store(elapsed, Relaxed);
         if self.requests.fetch_add(1, Relaxed) == 0 {
             self.first_request.notify_waiters();
         }
-        InFlight(self.clone())
     }
 
     fn idle_since(&self) -> Instant {
@@ -66,31 +68,18 @@ impl Activity {
     }
 }
 
-/// A request being handled; its end starts the idle clock.
-#[derive(Debug)]
-pub struct InFlight(Arc<Activity>);
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        let elapsed = u64::try_from(self.0.started_at.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.0.idle_since_ms.store(elapsed, Relaxed);
-        self.0.in_flight.fetch_sub(1, Relaxed);
-    }
-}
-
 /// The deadlines, from `[limits]`.
 #[derive(Clone, Copy, Debug)]
-pub struct Deadlines {
-    pub header_read: Duration,
-    pub idle: Duration,
+pub(crate) struct Deadlines {
+    pub(crate) header_read: Duration,
+    pub(crate) idle: Duration,
 }
 
 /// A stream whose reads fail with `TimedOut` once the current phase's deadline passes:
 /// - before the first request: `header_read` from the connection's start (a silent client);
 /// - HTTP/1, bytes of a new head arrived: `header_read` from its first byte (a slow client);
-/// - no request in flight and nothing new read: `idle` from the end of the last request;
-/// - a request in flight: none (the handler answers at once).
-pub struct Deadlined<S> {
+/// - nothing new read: `idle` from the answer to the last request.
+pub(crate) struct Deadlined<S> {
     inner: S,
     activity: Arc<Activity>,
     deadlines: Deadlines,
@@ -107,7 +96,12 @@ pub struct Deadlined<S> {
 }
 
 impl<S> Deadlined<S> {
-    pub fn new(inner: S, activity: Arc<Activity>, deadlines: Deadlines, http2: bool) -> Self {
+    pub(crate) fn new(
+        inner: S,
+        activity: Arc<Activity>,
+        deadlines: Deadlines,
+        http2: bool,
+    ) -> Self {
         let first = activity.started_at + deadlines.header_read;
         Deadlined {
             inner,
@@ -123,30 +117,27 @@ impl<S> Deadlined<S> {
         }
     }
 
-    fn deadline(&mut self) -> Option<Instant> {
+    fn deadline(&mut self) -> Instant {
         let requests = self.activity.requests.load(Relaxed);
         if requests != self.requests_at_head {
             self.head_started = None;
         }
-        if self.activity.in_flight.load(Relaxed) > 0 {
-            return None;
-        }
         if requests == 0 {
-            return Some(self.activity.started_at + self.deadlines.header_read);
+            return self.activity.started_at + self.deadlines.header_read;
         }
         match self.head_started {
-            Some(started) if !self.http2 => Some(started + self.deadlines.header_read),
-            _ => Some(self.activity.idle_since() + self.deadlines.idle),
+            Some(started) if !self.http2 => started + self.deadlines.header_read,
+            _ => self.activity.idle_since() + self.deadlines.idle,
         }
     }
 
     fn saw_bytes(&mut self) {
         // HTTP/2: frames are not activity. Browsers answer the server's keep-alive pings, so
-        // only a request restarts the idle clock (when it ends, in `InFlight::drop`).
+        // only a request restarts the idle clock (when it is answered, in `Activity::answered`).
         if self.http2 {
             return;
         }
-        if self.head_started.is_none() && self.activity.in_flight.load(Relaxed) == 0 {
+        if self.head_started.is_none() {
             self.head_started = Some(Instant::now());
             self.requests_at_head = self.activity.requests.load(Relaxed);
         }
@@ -172,9 +163,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Deadlined<S> {
             }
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
             Poll::Pending => {
-                let Some(deadline) = self.deadline() else {
-                    return Poll::Pending;
-                };
+                let deadline = self.deadline();
                 if self.sleep.deadline() != deadline {
                     self.sleep.as_mut().reset(deadline);
                 }
@@ -249,7 +238,7 @@ impl<S> Deadlined<S> {
 }
 
 /// Whether an error (anywhere in a connection's error chain) is a passed deadline.
-pub fn is_deadline(error: &(dyn std::error::Error + 'static)) -> bool {
+pub(crate) fn is_deadline(error: &(dyn std::error::Error + 'static)) -> bool {
     let mut current = Some(error);
     while let Some(e) = current {
         if e.downcast_ref::<io::Error>()

@@ -1,0 +1,75 @@
+//! What one loaded config builds before it can serve: the request handler, the TLS acceptor
+//! with its certificates, and the limits every connection accepted under it keeps.
+
+use std::sync::Arc;
+
+use http::{Request, Response};
+use hyper::body::Incoming;
+use tokio_rustls::TlsAcceptor;
+
+use crate::config::{Config, Limits};
+use crate::metrics::{CertExpiry, Metrics};
+use crate::service::{Body, Service};
+use crate::tls::{self, TlsError};
+
+/// Answers one request; the second argument is the TLS server name (SNI) of its connection.
+pub(crate) type Handler =
+    Arc<dyn Fn(&Request<Incoming>, Option<&str>) -> Response<Body> + Send + Sync>;
+
+/// What a listener serves its connections with: a connection keeps the one it was accepted
+/// under until it closes, so a reload never changes a connection midway.
+pub(crate) struct Endpoint {
+    pub(crate) handler: Handler,
+    pub(crate) tls: Option<TlsAcceptor>,
+    pub(crate) limits: Limits,
+}
+
+impl Endpoint {
+    /// An endpoint that never changes with a reload (the demo page, the admin endpoints).
+    pub(crate) fn fixed(handler: Handler, limits: &Limits) -> Arc<Endpoint> {
+        Arc::new(Endpoint {
+            handler,
+            tls: None,
+            limits: limits.clone(),
+        })
+    }
+}
+
+/// One loaded config: the public endpoint, and the certificates it serves.
+pub(crate) struct Generation {
+    pub(crate) config: Config,
+    pub(crate) endpoint: Arc<Endpoint>,
+    pub(crate) certificates: Vec<CertExpiry>,
+}
+
+impl Generation {
+    /// Builds everything a config needs before it can serve; fails without side effects.
+    pub(crate) fn build(config: Config, metrics: &Arc<Metrics>) -> Result<Generation, TlsError> {
+        let service = Arc::new(Service::with_metrics(&config, metrics));
+        let handler: Handler = Arc::new(move |req, sni| service.handle_on(req, sni));
+        let (tls, certificates) = match &config.tls {
+            Some(files) => {
+                let provider = tls::provider();
+                let resolver = tls::load_all(files, &provider)?;
+                let certificates = resolver.expiries();
+                let server_config =
+                    tls::server_config(Arc::new(resolver), provider, files.min_version)?;
+                (
+                    Some(TlsAcceptor::from(Arc::new(server_config))),
+                    certificates,
+                )
+            }
+            None => (None, Vec::new()),
+        };
+        let endpoint = Arc::new(Endpoint {
+            handler,
+            tls,
+            limits: config.limits.clone(),
+        });
+        Ok(Generation {
+            config,
+            endpoint,
+            certificates,
+        })
+    }
+}
