@@ -4,6 +4,7 @@
 //! sandbox. Every declared domain is parsed as a CSP host-source; anything that is not one is
 //! dropped with a reason, never passed through: the spec lets a host narrow, never widen.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fmt;
 
@@ -266,9 +267,9 @@ fn check_path(path: &str) -> Result<(), DropReason> {
 /// One entry the policy builder refused, kept for the log, the metrics and the page.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dropped {
-    pub(crate) list: DomainList,
-    pub(crate) entry: String,
-    pub(crate) reason: DropReason,
+    pub list: DomainList,
+    pub entry: String,
+    pub reason: DropReason,
 }
 
 /// The validated domains a view may use: sorted, deduplicated host-sources per list.
@@ -419,6 +420,55 @@ pub enum QueryError {
     },
 }
 
+/// JSON text with each `\uXXXX` escape of an unpaired UTF-16 surrogate replaced by
+/// `\ufffd`. JavaScript's `JSON.stringify` writes lone surrogates that way, and serde_json
+/// refuses them; as U+FFFD the entry holding one is dropped as non-ASCII, and the rest of the
+/// declaration still applies.
+fn without_lone_surrogates(json: &str) -> Cow<'_, str> {
+    let bytes = json.as_bytes();
+    let unit_at = |i: usize| -> Option<u16> {
+        let escape = bytes.get(i..i + 6)?;
+        if escape[0] != b'\\' || escape[1] != b'u' {
+            return None;
+        }
+        u16::from_str_radix(std::str::from_utf8(&escape[2..]).ok()?, 16).ok()
+    };
+    let is_high = |unit: u16| (0xD800..0xDC00).contains(&unit);
+    let is_low = |unit: u16| (0xDC00..0xE000).contains(&unit);
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        let Some(unit) = unit_at(i) else {
+            i += 2; // any other escape, `\\` included, is two bytes
+            continue;
+        };
+        let paired = is_high(unit) && unit_at(i + 6).is_some_and(is_low);
+        if paired {
+            i += 12;
+        } else if is_high(unit) || is_low(unit) {
+            let out = out.get_or_insert_with(|| String::with_capacity(json.len()));
+            out.push_str(&json[copied..i]);
+            out.push_str("\\ufffd");
+            i += 6;
+            copied = i;
+        } else {
+            i += 6;
+        }
+    }
+    match out {
+        None => Cow::Borrowed(json),
+        Some(mut out) => {
+            out.push_str(&json[copied..]);
+            Cow::Owned(out)
+        }
+    }
+}
+
 fn json_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
@@ -455,8 +505,9 @@ impl Declared {
     /// Type-checks the JSON object. Unknown keys are ignored (a newer spec may add lists;
     /// ignoring them can only narrow), `null` counts as absent.
     pub fn from_json(json: &str) -> Result<Self, QueryError> {
+        let json = without_lone_surrogates(json);
         let value: Value =
-            serde_json::from_str(json).map_err(|e| QueryError::Json(e.to_string()))?;
+            serde_json::from_str(&json).map_err(|e| QueryError::Json(e.to_string()))?;
         let Value::Object(object) = value else {
             return Err(QueryError::NotAnObject(json_type(&value)));
         };

@@ -9,12 +9,12 @@ use tokio_rustls::TlsAcceptor;
 
 use crate::config::{Config, Limits};
 use crate::metrics::{CertExpiry, Metrics};
-use crate::service::{Body, Service};
+use crate::service::{Body, Service, Transport};
 use crate::tls::{self, TlsError};
 
-/// Answers one request; the second argument is the TLS server name (SNI) of its connection.
+/// Answers one request; the second argument says what its connection is (TLS, and its SNI).
 pub(crate) type Handler =
-    Arc<dyn Fn(&Request<Incoming>, Option<&str>) -> Response<Body> + Send + Sync>;
+    Arc<dyn Fn(&Request<Incoming>, Transport<'_>) -> Response<Body> + Send + Sync>;
 
 /// What a listener serves its connections with: a connection keeps the one it was accepted
 /// under until it closes, so a reload never changes a connection midway.
@@ -46,7 +46,7 @@ impl Generation {
     /// Builds everything a config needs before it can serve; fails without side effects.
     pub(crate) fn build(config: Config, metrics: &Arc<Metrics>) -> Result<Generation, TlsError> {
         let service = Arc::new(Service::with_metrics(&config, metrics));
-        let handler: Handler = Arc::new(move |req, sni| service.handle_on(req, sni));
+        let handler: Handler = Arc::new(move |req, transport| service.handle_on(req, transport));
         let (tls, certificates) = match &config.tls {
             Some(files) => {
                 let provider = tls::provider();

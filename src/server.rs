@@ -27,11 +27,13 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 
-use crate::config::Config;
+use crate::config::{Config, Limits};
 use crate::generation::{Endpoint, Generation, Handler};
 use crate::io::deadline::{Activity, Deadlined, Deadlines, is_deadline};
+use crate::io::head::{HeadFilter, HeadLimits, MAX_FIELDS, REQUEST_LINE_SLACK};
 use crate::io::prefixed::Prefixed;
 use crate::metrics::Metrics;
+use crate::service::Transport;
 use crate::{admin, demo, reload, tls};
 
 /// Why the server could not start. Nothing is listening when this is returned.
@@ -378,7 +380,7 @@ async fn serve_connection(
             let sni = session.server_name().map(str::to_owned);
             activity = Activity::new();
             let io = Deadlined::new(tls_stream, activity.clone(), deadlines, h2);
-            serve_http(io, h2, sni, &endpoint, activity, drain).await
+            serve_http(io, h2, Some(sni), &endpoint, activity, drain).await
         }
         None => {
             let sniff = tokio::time::timeout(limits.header_read_timeout, read_preface(stream));
@@ -431,7 +433,8 @@ type ConnectionError = Box<dyn std::error::Error + Send + Sync>;
 async fn serve_http<I>(
     io: I,
     h2: bool,
-    sni: Option<String>,
+    // `None`: plain TCP; `Some(sni)`: TLS, with the server name the client sent, if any.
+    tls: Option<Option<String>>,
     endpoint: &Arc<Endpoint>,
     activity: Arc<Activity>,
     drain: Option<Drain>,
@@ -442,38 +445,49 @@ where
     let handler = endpoint.handler.clone();
     let counted = activity.clone();
     let service = service_fn(move |req: Request<Incoming>| {
-        let response = handler(&req, sni.as_deref());
+        let transport = match &tls {
+            None => Transport::Plain,
+            Some(sni) => Transport::Tls {
+                server_name: sni.as_deref(),
+            },
+        };
+        let response = handler(&req, transport);
         counted.answered();
         async move { Ok::<_, Infallible>(response) }
     });
     let limits = &endpoint.limits;
-    let io = TokioIo::new(io);
     if h2 {
         let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
         builder
             .timer(TokioTimer::new())
             .max_concurrent_streams(limits.h2_max_concurrent_streams)
-            .max_header_list_size(u32::try_from(limits.max_header_bytes).unwrap_or(u32::MAX))
+            .max_header_list_size(h2_header_list_limit(limits))
             .keep_alive_interval(limits.idle_timeout / 2)
             .keep_alive_timeout(limits.idle_timeout / 2);
-        drive(
-            builder.serve_connection(io, service),
-            drain,
-            &activity,
-            true,
-        )
-        .await
+        let conn = builder.serve_connection(TokioIo::new(io), service);
+        drive(conn, drain, &activity, true).await
     } else {
+        let head_limits = HeadLimits {
+            request_line: limits.max_query_bytes + REQUEST_LINE_SLACK,
+            fields: limits.max_header_bytes,
+        };
+        // hyper only ever sees heads `HeadFilter` checked against these limits: its own are
+        // set above them, so it never answers a head itself (its answers carry no headers).
+        let hyper_max = (head_limits.filtered_max() + 1024).max(8192);
         let mut builder = hyper::server::conn::http1::Builder::new();
         // Head and idle deadlines are `Deadlined`'s: hyper's header_read_timeout would also cut
         // idle keep-alive connections at the head deadline. The timer stays set regardless.
         builder
             .timer(TokioTimer::new())
             .header_read_timeout(None)
-            .max_headers(100)
-            .max_header_size(limits.max_header_bytes)
-            .max_buf_size(limits.max_header_bytes.max(8192))
+            // A refused head is followed by end of file (see `io::head`); a client may also
+            // close its side once it has sent its request. Either still gets its answer.
+            .half_close(true)
+            .max_headers(MAX_FIELDS)
+            .max_header_size(hyper_max)
+            .max_buf_size(hyper_max)
             .keep_alive(true);
+        let io = TokioIo::new(HeadFilter::new(io, head_limits));
         drive(
             builder.serve_connection(io, service),
             drain,
@@ -482,6 +496,26 @@ where
         )
         .await
     }
+}
+
+/// What browsers may send as cookies over HTTP/2 and still get an answer from the service,
+/// which then clears them. HTTP/2 has no byte stream to drop them from: each cookie is its own
+/// field, counted by h2 as its bytes plus 32. Chromium caps the partitioned cookies a
+/// cross-site frame can set at 10 KiB and 180 cookies per partition (third-party cookies being
+/// blocked): 10 KiB + 180 × 39 bytes ≈ 17 KiB.
+const H2_COOKIE_ALLOWANCE: usize = 32 * 1024;
+
+/// HTTP/2's header list limit: the service's own limits (fields, query) plus the cookie
+/// allowance and h2's per-field overhead, so that a head within the service's limits always
+/// reaches the service, which answers a breach with its own error and headers.
+fn h2_header_list_limit(limits: &Limits) -> u32 {
+    let per_field_overhead = MAX_FIELDS * 32;
+    let total = limits.max_header_bytes
+        + limits.max_query_bytes
+        + REQUEST_LINE_SLACK
+        + H2_COOKIE_ALLOWANCE
+        + per_field_overhead;
+    u32::try_from(total).unwrap_or(u32::MAX)
 }
 
 /// Drives `conn` to its end; when a drain starts, shuts it down gracefully. An HTTP/1

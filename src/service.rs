@@ -15,6 +15,7 @@ use http_body_util::Full;
 
 use crate::config::{Config, HostEntry};
 use crate::csp::{Dropped, QueryError, policy_for_query};
+use crate::io::head::{MAX_FIELDS, REFUSAL_FIELD, REQUEST_LINE_SLACK, Refusal};
 use crate::metrics::{HostCounters, Metrics};
 use crate::origin::{Origin, is_dns_label};
 use crate::page::PageTemplate;
@@ -46,6 +47,8 @@ const NOSNIFF: HeaderValue = HeaderValue::from_static("nosniff");
 const ORIGIN_AGENT_CLUSTER: HeaderName = HeaderName::from_static("origin-agent-cluster");
 const OAC_ON: HeaderValue = HeaderValue::from_static("?1");
 const ALLOW_GET_HEAD: HeaderValue = HeaderValue::from_static("GET, HEAD");
+const CLEAR_SITE_DATA: HeaderName = HeaderName::from_static("clear-site-data");
+const CLEAR_COOKIES: HeaderValue = HeaderValue::from_static("\"cookies\"");
 // Error answers are not pages: nothing in them may run, and nobody may frame them.
 const ERROR_CSP: HeaderValue =
     HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'");
@@ -70,6 +73,15 @@ struct RenderedPage {
     dropped: Vec<Dropped>,
 }
 
+/// What the connection a request arrived on says about it.
+#[derive(Clone, Copy, Debug)]
+pub enum Transport<'a> {
+    /// Plain TCP, or no connection at all (the `headers` command): no server name to check.
+    Plain,
+    /// TLS, with the server name (SNI) the client asked for, if it sent one.
+    Tls { server_name: Option<&'a str> },
+}
+
 /// The request handler for the public listener, built once per config.
 #[derive(Debug)]
 pub struct Service {
@@ -87,6 +99,7 @@ pub struct Service {
     default_port: u16,
     hsts: Option<HeaderValue>,
     max_query_bytes: usize,
+    max_header_bytes: usize,
     page: PageTemplate,
 }
 
@@ -134,24 +147,30 @@ impl Service {
             default_port,
             hsts,
             max_query_bytes: config.limits.max_query_bytes,
+            max_header_bytes: config.limits.max_header_bytes,
             page: PageTemplate::new(),
         }
     }
 
     /// Answers one request. Never fails: every problem is a 4xx with a plain-text reason.
     pub fn handle<B>(&self, req: &Request<B>) -> Response<Body> {
-        self.handle_on(req, None)
+        self.handle_on(req, Transport::Plain)
     }
 
-    /// Answers one request that arrived on a TLS connection made for `server_name` (SNI).
-    pub fn handle_on<B>(&self, req: &Request<B>, server_name: Option<&str>) -> Response<Body> {
-        let (host, mut response) = self.answer(req, server_name);
+    /// Answers one request that arrived over `transport`.
+    pub fn handle_on<B>(&self, req: &Request<B>, transport: Transport<'_>) -> Response<Body> {
+        let (host, mut response) = self.answer(req, transport);
         let counters = host.map_or(&self.unmatched, |h| &h.counters);
         counters.count_response(response.status());
+        let headers = response.headers_mut();
         if let Some(hsts) = &self.hsts {
-            response
-                .headers_mut()
-                .insert(header::STRICT_TRANSPORT_SECURITY, hsts.clone());
+            headers.insert(header::STRICT_TRANSPORT_SECURITY, hsts.clone());
+        }
+        // SECURITY: this service sets no cookie, so any a request carries were set by a view
+        // for the sandbox name (or its parent), where every other MCP server's view can read
+        // them and a flood of them can cost views their pages. Each answer clears them.
+        if req.headers().contains_key(header::COOKIE) {
+            headers.insert(CLEAR_SITE_DATA, CLEAR_COOKIES);
         }
         response
     }
@@ -159,8 +178,15 @@ impl Service {
     fn answer<B>(
         &self,
         req: &Request<B>,
-        server_name: Option<&str>,
+        transport: Transport<'_>,
     ) -> (Option<&Host>, Response<Body>) {
+        if let Some(refusal) = req.headers().get(REFUSAL_FIELD) {
+            let refusal = Refusal::from_token(refusal.as_bytes()).unwrap_or(Refusal::Malformed);
+            return (None, self.refused(refusal));
+        }
+        if field_bytes(req) > self.max_header_bytes {
+            return (None, self.refused(Refusal::FieldsTooLarge));
+        }
         let Some(authority) = request_authority(req) else {
             let response = error(
                 StatusCode::BAD_REQUEST,
@@ -176,22 +202,77 @@ impl Service {
             return (None, error(StatusCode::MISDIRECTED_REQUEST, &reason));
         };
         let host = &self.hosts[index];
-        // SECURITY: a connection negotiated for one host's name must not serve another host's
-        // page (HTTP/2 coalescing across a shared certificate); browsers retry a 421 on a new
-        // connection. Per-server labels of the same host may share a connection.
-        if let Some(name) = server_name.filter(|_| self.tls)
-            && !self
-                .route_server_name(name)
-                .is_some_and(|hosts| hosts.contains(&index))
+        if let Transport::Tls { server_name } = transport
+            && self.tls
+            && let Err(reason) = self.check_server_name(server_name, authority, index)
         {
-            let reason = format!(
-                "this connection was made for \"{}\", not for \"{}\": open a new one",
-                name.escape_debug(),
-                authority.escape_debug()
-            );
             return (Some(host), error(StatusCode::MISDIRECTED_REQUEST, &reason));
         }
         (Some(host), self.answer_host(req, host))
+    }
+
+    /// SECURITY: a connection negotiated for one host's name must not serve another host's
+    /// page (HTTP/2 coalescing across a shared certificate); browsers retry a 421 on a new
+    /// connection. Per-server labels of the same host may share a connection. A client sends
+    /// no server name only for an IP address, so a connection without one serves only a
+    /// sandbox named by an IP address: the same rule, with nothing to match a name against.
+    fn check_server_name(
+        &self,
+        server_name: Option<&str>,
+        authority: &str,
+        index: usize,
+    ) -> Result<(), String> {
+        let Some(name) = server_name else {
+            let host = authority_host(authority);
+            return match host.trim_matches(['[', ']']).parse::<std::net::IpAddr>() {
+                Ok(_) => Ok(()),
+                Err(_) => Err(format!(
+                    "this TLS connection named no server (SNI), so it serves no sandbox named \"{}\": open one that names it",
+                    authority.escape_debug()
+                )),
+            };
+        };
+        if self
+            .route_server_name(name)
+            .is_some_and(|hosts| hosts.contains(&index))
+        {
+            return Ok(());
+        }
+        Err(format!(
+            "this connection was made for \"{}\", not for \"{}\": open a new one",
+            name.escape_debug(),
+            authority.escape_debug()
+        ))
+    }
+
+    /// The answer to a head that broke a limit or could not be read.
+    fn refused(&self, refusal: Refusal) -> Response<Body> {
+        let (status, reason) = match refusal {
+            Refusal::FieldsTooLarge => (
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                format!(
+                    "the request's header fields are over limits.max_header_bytes ({} bytes, cookies not counted) or more than {MAX_FIELDS}",
+                    self.max_header_bytes
+                ),
+            ),
+            Refusal::TargetTooLong => (
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "the request target is over {} bytes; the query limit is {} (limits.max_query_bytes)",
+                    self.max_query_bytes + REQUEST_LINE_SLACK,
+                    self.max_query_bytes
+                ),
+            ),
+            Refusal::Malformed => (
+                StatusCode::BAD_REQUEST,
+                "the request is not valid HTTP/1.1".to_owned(),
+            ),
+            Refusal::Body => (
+                StatusCode::BAD_REQUEST,
+                "a request to this service carries no body".to_owned(),
+            ),
+        };
+        error(status, &reason)
     }
 
     /// The page for `host` and a raw query, from the cache or built and cached.
@@ -354,6 +435,25 @@ fn request_authority<B>(req: &Request<B>) -> Option<&str> {
         return None;
     }
     host.to_str().ok()
+}
+
+/// Bytes of the request's header fields as a client wrote them (`name: value` and a line
+/// ending), cookies not counted: they are limited apart (see `io::head`). Pseudo-headers of
+/// HTTP/2 are not fields here; `:path` is limited with the query.
+fn field_bytes<B>(req: &Request<B>) -> usize {
+    req.headers()
+        .iter()
+        .filter(|(name, _)| *name != header::COOKIE)
+        .map(|(name, value)| name.as_str().len() + value.len() + 4)
+        .sum()
+}
+
+/// The host part of an authority: `[v6]` or a name or IPv4 address, without the port.
+fn authority_host(authority: &str) -> &str {
+    match authority.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => host,
+        _ => authority,
+    }
 }
 
 fn strip_port(authority: &str, default_port: u16) -> &str {

@@ -239,3 +239,33 @@ fn null_lists_are_absent_and_unknown_keys_ignored() {
     .unwrap();
     assert!(policy.header().contains("connect-src 'self';"));
 }
+
+#[test]
+fn a_lone_surrogate_drops_its_entry_not_the_declaration() {
+    let cases = [
+        (r"\ud800", "\u{fffd}"),
+        (r"\udfff", "\u{fffd}"),
+        (r"x\ud83dy", "x\u{fffd}y"),
+    ];
+    for (lone, read_as) in cases {
+        let json = format!(r#"{{"connectDomains":["{lone}","https://ok.example.com"]}}"#);
+        let policy = ViewPolicy::from_declared(&Declared::from_json(&json).expect(&json));
+        assert!(
+            policy
+                .header()
+                .contains("connect-src 'self' https://ok.example.com;"),
+            "{json}: {}",
+            policy.header()
+        );
+        assert_eq!(policy.dropped.len(), 1, "{json}");
+        assert_eq!(policy.dropped[0].entry, read_as, "{json}");
+    }
+    // A pair is one character; an escaped backslash is not an escape.
+    let pair = Declared::from_json(r#"{"connectDomains":["\ud83d\ude00"]}"#).unwrap();
+    assert_eq!(
+        ViewPolicy::from_declared(&pair).dropped[0].entry,
+        "\u{1f600}"
+    );
+    let text = Declared::from_json(r#"{"connectDomains":["\\ud800"]}"#).unwrap();
+    assert_eq!(ViewPolicy::from_declared(&text).dropped[0].entry, r"\ud800");
+}

@@ -6,7 +6,7 @@ use bytes::Bytes;
 use common::{TWO_HOSTS, config, csp_query};
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full};
-use mcp_sandbox_proxy::service::Service;
+use mcp_sandbox_proxy::service::{Service, Transport};
 
 fn service() -> Service {
     Service::new(&config(TWO_HOSTS))
@@ -399,7 +399,10 @@ fn tls_connections_serve_only_the_host_their_server_name_selected() {
     let service = Service::new(&config(text));
     let on = |sni: &str, authority: &str| {
         let request = request(Method::GET, authority, "/");
-        service.handle_on(&request, Some(sni)).status()
+        let transport = Transport::Tls {
+            server_name: Some(sni),
+        };
+        service.handle_on(&request, transport).status()
     };
     // One name on two ports: both entries belong to it.
     assert_eq!(
@@ -428,7 +431,12 @@ fn tls_connections_serve_only_the_host_their_server_name_selected() {
     let request = request(Method::GET, "chat.sandbox.test", "/");
     assert_eq!(
         plain
-            .handle_on(&request, Some("studio.sandbox.test"))
+            .handle_on(
+                &request,
+                Transport::Tls {
+                    server_name: Some("studio.sandbox.test")
+                }
+            )
             .status(),
         StatusCode::OK
     );
@@ -455,4 +463,94 @@ fn a_cached_page_still_counts_its_dropped_entries() {
     assert!(text.contains(
         "mcp_sandbox_proxy_requests_total{host=\"https://chat.example.com\",status=\"200\"} 2\n"
     ));
+}
+
+fn assert_security_headers(response: &Response<Full<Bytes>>, what: &str) {
+    let h = response.headers();
+    assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff", "{what}");
+    assert_eq!(
+        h[header::CONTENT_SECURITY_POLICY],
+        "default-src 'none'; frame-ancestors 'none'",
+        "{what}"
+    );
+}
+
+#[test]
+fn a_refused_head_is_answered_by_the_service_with_its_reason_and_headers() {
+    let cases = [
+        ("fields-too-large", 431, "over limits.max_header_bytes"),
+        ("target-too-long", 400, "(limits.max_query_bytes)"),
+        ("malformed", 400, "not valid HTTP/1.1"),
+        ("body", 400, "carries no body"),
+        ("anything else", 400, "not valid HTTP/1.1"),
+    ];
+    for (token, status, reason) in cases {
+        let request = Request::get("/")
+            .header("x-mcp-sandbox-proxy-refused", token)
+            .body(())
+            .unwrap();
+        let response = service().handle(&request);
+        assert_eq!(response.status().as_u16(), status, "{token}");
+        assert_security_headers(&response, token);
+        let text = body(response);
+        assert!(text.contains(reason), "{token}: {text}");
+    }
+}
+
+#[test]
+fn header_fields_over_the_limit_are_431_but_cookies_do_not_count() {
+    let text = format!("{TWO_HOSTS}[limits]\nmax_header_bytes = 1024\n");
+    let service = Service::new(&config(&text));
+    let with = |name: &str, value: String| {
+        let request = Request::get("/")
+            .header(header::HOST, "chat.sandbox.test")
+            .header(name, value)
+            .body(())
+            .unwrap();
+        service.handle(&request)
+    };
+    let big = with("x-big", "v".repeat(1100));
+    assert_eq!(big.status(), StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
+    assert_security_headers(&big, "431");
+    let cookies = with("cookie", "c=".to_owned() + &"v".repeat(20_000));
+    assert_eq!(cookies.status(), StatusCode::OK, "cookies are not counted");
+}
+
+#[test]
+fn an_answer_to_a_request_with_cookies_clears_them() {
+    for (host, path) in [("chat.sandbox.test", "/"), ("nope.test", "/")] {
+        let request = Request::get(path)
+            .header(header::HOST, host)
+            .header(header::COOKIE, "planted=1")
+            .body(())
+            .unwrap();
+        let response = service().handle(&request);
+        assert_eq!(
+            response.headers()["clear-site-data"],
+            "\"cookies\"",
+            "{host}"
+        );
+    }
+    let clean = get("chat.sandbox.test", "/");
+    assert!(clean.headers().get("clear-site-data").is_none());
+}
+
+#[test]
+fn a_tls_connection_without_a_server_name_serves_only_an_ip_sandbox() {
+    let text = "listen = \"127.0.0.1:0\"\n\
+        [[hosts]]\norigin = \"https://a.example.com\"\nsandbox = \"sandbox.example.net\"\n\
+        [[hosts]]\norigin = \"https://b.example.com\"\nsandbox = \"192.0.2.7:8443\"\n\
+        [tls]\ncert = \"c.pem\"\nkey = \"k.pem\"\n";
+    let service = Service::new(&config(text));
+    let no_sni = |authority: &str| {
+        let transport = Transport::Tls { server_name: None };
+        service
+            .handle_on(&request(Method::GET, authority, "/"), transport)
+            .status()
+    };
+    assert_eq!(
+        no_sni("sandbox.example.net"),
+        StatusCode::MISDIRECTED_REQUEST
+    );
+    assert_eq!(no_sni("192.0.2.7:8443"), StatusCode::OK);
 }

@@ -5,46 +5,9 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  startProxy, startServer, freePort, html, makeCertificate, launchChromium, collectConsole, tempDir,
+  startTlsProxy, startServer, freePort, html, launchChromium, collectConsole, freshPage,
+  RAW_HOST, view, report,
 } from './harness.mjs';
-
-// A host page without the SDK, so each test can send exactly what it wants.
-const RAW_HOST = `<!doctype html><title>raw host</title><body><script>
-window.received = [];
-window.mountProxy = (opts) => new Promise((resolve) => {
-  const frame = document.createElement('iframe');
-  frame.id = 'proxy';
-  frame.setAttribute('sandbox', opts.outerSandbox || 'allow-scripts allow-same-origin allow-forms');
-  if (opts.allow) frame.setAttribute('allow', opts.allow);
-  const url = new URL(opts.proxyUrl);
-  if (opts.csp) url.searchParams.set('csp', JSON.stringify(opts.csp));
-  window.proxyOrigin = url.origin;
-  window.addEventListener('message', (event) => {
-    if (event.source !== frame.contentWindow) return;
-    window.received.push({ origin: event.origin, data: event.data });
-    if (event.data && event.data.method === 'ui/notifications/sandbox-proxy-ready') resolve();
-  });
-  frame.src = url.href;
-  document.body.appendChild(frame);
-});
-window.toProxy = (message) => document.getElementById('proxy').contentWindow.postMessage(message, window.proxyOrigin);
-window.sendResource = (params) => window.toProxy({ jsonrpc: '2.0', method: 'ui/notifications/sandbox-resource-ready', params });
-</script></body>`;
-
-/** A test view: reports to the host through the relay as JSON-RPC notifications. */
-function view(script, head = '') {
-  return `<!doctype html><html><head>${head}</head><body><script>
-function report(key, value) { parent.postMessage({ jsonrpc: '2.0', method: 'test/report', params: { key, value } }, '*'); }
-window.addEventListener('message', (e) => { if (e.source === parent && e.data && e.data.method === 'test/echo') report('echo', e.data.params); });
-${script}
-</script></body></html>`;
-}
-
-async function report(page, key) {
-  const handle = await page.waitForFunction((k) => window.received.find(
-    (m) => m.data && m.data.method === 'test/report' && m.data.params.key === k), key, { timeout: 10000 });
-  return (await handle.jsonValue()).data.params.value;
-}
 
 /** Round trip through the relay: once the echo is back, everything sent before it was handled. */
 async function roundTrip(page, token) {
@@ -68,15 +31,8 @@ describe('attacks on the proxy fail; declared capabilities work', () => {
     hostOrigin = `http://host.localhost:${hostPort}`;
     evilOrigin = `http://evil.localhost:${evilPort}`;
     proxyUrl = `https://chat.sandbox.test:${proxyPort}/sandbox.html`;
-    const cert = makeCertificate(tempDir(), ['chat.sandbox.test', '*.chat.sandbox.test']);
-    proxy = await startProxy(`listen = "127.0.0.1:${proxyPort}"
-[tls]
-cert = "${cert.cert}"
-key = "${cert.key}"
-[[hosts]]
-origin = "${hostOrigin}"
-sandbox = "chat.sandbox.test:${proxyPort}"
-`);
+    let cert;
+    ({ proxy, cert } = await startTlsProxy({ hostOrigin, port: proxyPort }));
     const sibling = `<!doctype html><script>
 window.addEventListener('message', (e) => {
   if (e.data !== 'fire') return;
@@ -128,13 +84,7 @@ document.body.appendChild(f);
 
   /** A fresh page on the host origin with the proxy mounted (no resource sent yet). */
   async function hostPage(t, opts = {}) {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const console = collectConsole(page);
-    t.after(async () => {
-      if (t.passed === false) t.diagnostic(console.join('\n'));
-      await context.close();
-    });
+    const { page, console } = await freshPage(browser, t);
     await page.goto(`${hostOrigin}/raw`);
     await page.evaluate((o) => window.mountProxy(o), { proxyUrl, ...opts });
     const proxyFrame = page.frames().find((f) => f.url().startsWith(proxyUrl));

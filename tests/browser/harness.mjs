@@ -108,6 +108,24 @@ export function makeCertificate(dir, names) {
   return { cert, key, spki: spki.toString().trim() };
 }
 
+/**
+ * The service over TLS on `port` for one host origin, as `chat.sandbox.test:<port>` (and its
+ * per-server labels with `perServer`), with a certificate that covers both.
+ */
+export async function startTlsProxy({ hostOrigin, port, perServer = false }) {
+  const cert = makeCertificate(tempDir(), ['chat.sandbox.test', '*.chat.sandbox.test']);
+  const proxy = await startProxy(`listen = "127.0.0.1:${port}"
+[tls]
+cert = "${cert.cert}"
+key = "${cert.key}"
+[[hosts]]
+origin = "${hostOrigin}"
+sandbox = "chat.sandbox.test:${port}"
+per_server_subdomains = ${perServer}
+`);
+  return { proxy, cert };
+}
+
 /** The real ext-apps AppBridge host (sdk-host.js), bundled for the browser as one ES module. */
 export async function bundleSdkHost() {
   const result = await build({
@@ -138,10 +156,60 @@ export async function launchChromium({ spki = [] } = {}) {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args });
 }
 
+/** A page in a fresh browser context, closed after test `t`; its console is printed if `t` failed. */
+export async function freshPage(browser, t) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const console = collectConsole(page);
+  t.after(async () => {
+    if (t.passed === false) t.diagnostic(console.join('\n'));
+    await context.close();
+  });
+  return { page, console };
+}
+
 /** Console messages of a page and all its frames, for assertions and for failure output. */
 export function collectConsole(page) {
   const messages = [];
   page.on('console', (m) => messages.push(`${m.type()}: ${m.text()}`));
   page.on('pageerror', (e) => messages.push(`pageerror: ${e.message}`));
   return messages;
+}
+
+// A host page without the SDK, so each test can send exactly what it wants.
+export const RAW_HOST = `<!doctype html><title>raw host</title><body><script>
+window.received = [];
+window.mountProxy = (opts) => new Promise((resolve) => {
+  const frame = document.createElement('iframe');
+  frame.id = 'proxy';
+  frame.setAttribute('sandbox', opts.outerSandbox || 'allow-scripts allow-same-origin allow-forms');
+  if (opts.allow) frame.setAttribute('allow', opts.allow);
+  const url = new URL(opts.proxyUrl);
+  if (opts.csp) url.searchParams.set('csp', JSON.stringify(opts.csp));
+  window.proxyOrigin = url.origin;
+  window.addEventListener('message', (event) => {
+    if (event.source !== frame.contentWindow) return;
+    window.received.push({ origin: event.origin, data: event.data });
+    if (event.data && event.data.method === 'ui/notifications/sandbox-proxy-ready') resolve();
+  });
+  frame.src = url.href;
+  document.body.appendChild(frame);
+});
+window.toProxy = (message) => document.getElementById('proxy').contentWindow.postMessage(message, window.proxyOrigin);
+window.sendResource = (params) => window.toProxy({ jsonrpc: '2.0', method: 'ui/notifications/sandbox-resource-ready', params });
+</script></body>`;
+
+/** A test view: reports to the host through the relay as JSON-RPC notifications. */
+export function view(script, head = '') {
+  return `<!doctype html><html><head>${head}</head><body><script>
+function report(key, value) { parent.postMessage({ jsonrpc: '2.0', method: 'test/report', params: { key, value } }, '*'); }
+window.addEventListener('message', (e) => { if (e.source === parent && e.data && e.data.method === 'test/echo') report('echo', e.data.params); });
+${script}
+</script></body></html>`;
+}
+
+export async function report(page, key) {
+  const handle = await page.waitForFunction((k) => window.received.find(
+    (m) => m.data && m.data.method === 'test/report' && m.data.params.key === k), key, { timeout: 10000 });
+  return (await handle.jsonValue()).data.params.value;
 }

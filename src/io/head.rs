@@ -1,0 +1,499 @@
+//! HTTP/1 request heads, checked before hyper reads them: cookie values are discarded unread,
+//! and a head that breaks a limit or cannot be parsed is replaced by a request that the service
+//! answers with its own error, so that every answer carries the security headers.
+//!
+//! hyper answers a head it refuses itself (`400`, `431`) with a bare status line, and counts a
+//! `Cookie` header against the same limit as every other field. Views on a sandbox name can set
+//! cookies for it (views are cross-site, so browsers partition them, but partitioned cookies
+//! are still sent), and a few hundred of them would cost every later view its page. So each
+//! head is read here first, a line at a time:
+//! - a `Cookie` field keeps its name and loses its value (`cookie: -`), however long it was;
+//!   the service never reads cookies, it only learns that some were sent, and clears them;
+//! - the request line (the query has its own limit, checked by the service with a precise
+//!   `400`) and the other fields are counted against their own limits;
+//! - a complete head is parsed as hyper will parse it; one hyper would refuse, one over a
+//!   limit, and one that announces a body (the page takes none) is replaced by a refusal
+//!   request naming the reason (with `connection: close`).
+//!
+//! A head over a limit is read to its end, unkept, before the refusal is handed on, and what
+//! the client sends after it is read and dropped: closing a socket with unread bytes resets
+//! it, and the reset can destroy the answer on its way to the client. Both are bounded by
+//! `MAX_DISCARD` (and, like every read, by the connection's deadlines).
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use bytes::{Buf, BytesMut};
+use tokio::io::{AsyncRead, ReadBuf};
+
+/// The field a refusal request carries; its value is a [`Refusal`] token.
+pub(crate) const REFUSAL_FIELD: &str = "x-mcp-sandbox-proxy-refused";
+
+/// At most this many fields in a head, as hyper is configured (`max_headers`).
+pub(crate) const MAX_FIELDS: usize = 100;
+
+/// What a head may hold besides its query: method, path, version and their separators.
+pub(crate) const REQUEST_LINE_SLACK: usize = 4096;
+
+/// The most a refused connection reads and drops before it gives up on a clean close.
+const MAX_DISCARD: usize = 1 << 20;
+
+/// Why a head was not passed on. The service answers each with its own status and text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// The fields other than `Cookie` are over `limits.max_header_bytes`.
+    FieldsTooLarge,
+    /// The request line is longer than the query limit and the slack allow.
+    TargetTooLong,
+    /// hyper could not parse it.
+    Malformed,
+    /// It announces a body (`Content-Length` other than 0, or `Transfer-Encoding`).
+    Body,
+}
+
+impl Refusal {
+    const ALL: [Refusal; 4] = [
+        Refusal::FieldsTooLarge,
+        Refusal::TargetTooLong,
+        Refusal::Malformed,
+        Refusal::Body,
+    ];
+
+    pub(crate) fn token(self) -> &'static str {
+        match self {
+            Refusal::FieldsTooLarge => "fields-too-large",
+            Refusal::TargetTooLong => "target-too-long",
+            Refusal::Malformed => "malformed",
+            Refusal::Body => "body",
+        }
+    }
+
+    pub(crate) fn from_token(token: &[u8]) -> Option<Refusal> {
+        Refusal::ALL
+            .into_iter()
+            .find(|r| r.token().as_bytes() == token)
+    }
+
+    /// The request hyper reads instead of the refused head.
+    fn request(self) -> String {
+        format!(
+            "GET / HTTP/1.1\r\n{REFUSAL_FIELD}: {}\r\nconnection: close\r\n\r\n",
+            self.token()
+        )
+    }
+}
+
+/// How much of a head may be spent on what.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HeadLimits {
+    /// Bytes of the request line, line ending included.
+    pub(crate) request_line: usize,
+    /// Bytes of every field line but `Cookie` lines, line endings included.
+    pub(crate) fields: usize,
+}
+
+impl HeadLimits {
+    /// The most a head can be once filtered: what hyper's buffer must hold.
+    pub(crate) fn filtered_max(&self) -> usize {
+        // Each discarded cookie line still costs its marker, which counts as a field.
+        self.request_line + self.fields + 2
+    }
+}
+
+const COOKIE_NAME: &[u8] = b"cookie:";
+const COOKIE_MARKER: &[u8] = b"cookie: -";
+
+/// Where the scanner is within the current head.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Line {
+    /// The request line (and any empty lines before it).
+    Request,
+    /// The start of a field line: `matched` bytes of `cookie:` seen so far (kept in `head`
+    /// until the name is known).
+    FieldStart { matched: usize },
+    /// Inside a field line other than `Cookie`.
+    Field,
+    /// Inside a `Cookie` line: bytes up to the line feed are dropped.
+    Cookie,
+    /// Past a limit: the rest of the head is dropped, then `refusal` is handed on.
+    Discard {
+        refusal: Refusal,
+        /// Bytes of the current line so far, line endings not counted.
+        line: usize,
+    },
+}
+
+/// Wraps a connection's byte stream on the way to hyper's HTTP/1 reader.
+pub(crate) struct HeadFilter<S> {
+    inner: S,
+    limits: HeadLimits,
+    line: Line,
+    /// Bytes of the request line and of the fields so far.
+    request_line_bytes: usize,
+    field_bytes: usize,
+    /// The current head as hyper will see it; empty between heads, so an idle connection holds
+    /// no buffer.
+    head: Vec<u8>,
+    /// Checked heads (or a refusal request) that hyper has not read yet.
+    out: BytesMut,
+    /// A refusal was queued: what the client sends next is dropped, and after it hyper reads
+    /// end of file (it answers all the same: half-closed connections are served).
+    refused: bool,
+    /// Bytes dropped while over a limit or after a refusal.
+    discarded: usize,
+}
+
+impl<S> HeadFilter<S> {
+    pub(crate) fn new(inner: S, limits: HeadLimits) -> Self {
+        HeadFilter {
+            inner,
+            limits,
+            line: Line::Request,
+            request_line_bytes: 0,
+            field_bytes: 0,
+            head: Vec::new(),
+            out: BytesMut::new(),
+            refused: false,
+            discarded: 0,
+        }
+    }
+
+    /// Scans bytes read from the client; complete heads (or a refusal) go to `out`.
+    fn scan(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            if self.refused {
+                return;
+            }
+            self.scan_byte(byte);
+        }
+    }
+
+    fn scan_byte(&mut self, byte: u8) {
+        match self.line {
+            Line::Request => {
+                self.keep(byte);
+                self.request_line_bytes += 1;
+                if byte == b'\n' && self.head.iter().any(|b| !b.is_ascii_whitespace()) {
+                    self.line = Line::FieldStart { matched: 0 };
+                }
+                if self.request_line_bytes > self.limits.request_line {
+                    self.discard_rest(Refusal::TargetTooLong);
+                }
+            }
+            Line::FieldStart { matched: 0 } if byte == b'\r' => self.keep(byte),
+            Line::FieldStart { matched: 0 } if byte == b'\n' => {
+                self.keep(byte);
+                self.end_of_head();
+            }
+            Line::FieldStart { matched } => {
+                if byte.to_ascii_lowercase() != COOKIE_NAME[matched] {
+                    // Not a cookie line: the bytes held back so far count as field bytes.
+                    self.line = Line::Field;
+                    self.count_field(matched);
+                    self.field_byte(byte);
+                } else if matched + 1 < COOKIE_NAME.len() {
+                    self.keep(byte);
+                    self.line = Line::FieldStart {
+                        matched: matched + 1,
+                    };
+                } else {
+                    self.head.truncate(self.head.len() - matched);
+                    self.head.extend_from_slice(COOKIE_MARKER);
+                    self.line = Line::Cookie;
+                    self.count_field(COOKIE_MARKER.len());
+                }
+            }
+            Line::Field => self.field_byte(byte),
+            Line::Cookie => {
+                if byte == b'\n' {
+                    self.head.extend_from_slice(b"\r\n");
+                    self.line = Line::FieldStart { matched: 0 };
+                    self.count_field(2);
+                }
+            }
+            Line::Discard { refusal, line } => {
+                self.discarded += 1;
+                let line = match byte {
+                    b'\n' if line == 0 => return self.refuse(refusal),
+                    b'\n' => 0,
+                    b'\r' => line,
+                    _ => line + 1,
+                };
+                self.line = Line::Discard { refusal, line };
+                if self.discarded > MAX_DISCARD {
+                    self.refuse(refusal);
+                }
+            }
+        }
+    }
+
+    /// A byte of a field line other than `Cookie` (unless a limit was just passed).
+    fn field_byte(&mut self, byte: u8) {
+        if matches!(self.line, Line::Discard { .. }) {
+            return;
+        }
+        self.keep(byte);
+        if byte == b'\n' {
+            self.line = Line::FieldStart { matched: 0 };
+        }
+        self.count_field(1);
+    }
+
+    fn keep(&mut self, byte: u8) {
+        self.head.push(byte);
+    }
+
+    fn count_field(&mut self, bytes: usize) {
+        self.field_bytes += bytes;
+        if self.field_bytes > self.limits.fields {
+            self.discard_rest(Refusal::FieldsTooLarge);
+        }
+    }
+
+    /// Drops what is kept of the head and the rest of it as it arrives, until the blank line
+    /// that ends the head.
+    fn discard_rest(&mut self, refusal: Refusal) {
+        let line = match self.line {
+            Line::Discard { .. } => return,
+            Line::FieldStart { matched: 0 } => 0,
+            _ => 1,
+        };
+        self.head = Vec::new();
+        self.line = Line::Discard { refusal, line };
+    }
+
+    fn end_of_head(&mut self) {
+        let head = std::mem::take(&mut self.head);
+        match check(&head) {
+            Ok(()) => self.out.extend_from_slice(&head),
+            Err(refusal) => self.refuse(refusal),
+        }
+        self.line = Line::Request;
+        self.request_line_bytes = 0;
+        self.field_bytes = 0;
+    }
+
+    fn refuse(&mut self, refusal: Refusal) {
+        if self.refused {
+            return;
+        }
+        self.refused = true;
+        self.head = Vec::new();
+        self.out.extend_from_slice(refusal.request().as_bytes());
+    }
+}
+
+/// Whether hyper would take this (filtered, complete) head, and whether it announces a body.
+fn check(head: &[u8]) -> Result<(), Refusal> {
+    let mut fields = [httparse::EMPTY_HEADER; MAX_FIELDS];
+    let mut request = httparse::Request::new(&mut fields);
+    match request.parse(head) {
+        Ok(httparse::Status::Complete(_)) => {}
+        Err(httparse::Error::TooManyHeaders) => return Err(Refusal::FieldsTooLarge),
+        Ok(httparse::Status::Partial) | Err(_) => return Err(Refusal::Malformed),
+    }
+    // hyper builds these types from the parts; what they refuse, hyper answers with a 400.
+    let method_ok = request
+        .method
+        .is_some_and(|m| http::Method::from_bytes(m.as_bytes()).is_ok());
+    let target_ok = request.path.is_some_and(|p| http::Uri::try_from(p).is_ok());
+    if !method_ok || !target_ok {
+        return Err(Refusal::Malformed);
+    }
+    for field in request.headers.iter() {
+        if http::HeaderName::from_bytes(field.name.as_bytes()).is_err()
+            || http::HeaderValue::from_bytes(field.value).is_err()
+        {
+            return Err(Refusal::Malformed);
+        }
+        let announces_body = field.name.eq_ignore_ascii_case("transfer-encoding")
+            || field.name.eq_ignore_ascii_case("content-length")
+                && field.value.iter().any(|b| *b != b'0');
+        if announces_body {
+            return Err(Refusal::Body);
+        }
+    }
+    Ok(())
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for HeadFilter<S> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        loop {
+            if !this.out.is_empty() {
+                let n = this.out.len().min(buf.remaining());
+                buf.put_slice(&this.out[..n]);
+                this.out.advance(n);
+                if this.out.is_empty() {
+                    // Give the allocation back: an idle keep-alive connection keeps nothing.
+                    this.out = BytesMut::new();
+                }
+                return Poll::Ready(Ok(()));
+            }
+            if this.refused && this.discarded > MAX_DISCARD {
+                return Poll::Ready(Ok(()));
+            }
+            let mut chunk = [0u8; 4096];
+            let mut read = ReadBuf::new(&mut chunk);
+            ready!(Pin::new(&mut this.inner).poll_read(cx, &mut read))?;
+            let filled = read.filled().len();
+            if filled == 0 {
+                // End of file: a partial head has no answer (hyper would give none either).
+                this.head = Vec::new();
+                return Poll::Ready(Ok(()));
+            }
+            if this.refused {
+                this.discarded += filled;
+                continue;
+            }
+            this.scan(&chunk[..filled]);
+        }
+    }
+}
+
+write_through!(HeadFilter);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIMITS: HeadLimits = HeadLimits {
+        request_line: 64,
+        fields: 64,
+    };
+
+    /// What hyper would read for `input`, fed in pieces of `step` bytes.
+    fn filtered(input: &[u8], step: usize) -> (String, bool) {
+        let mut filter = HeadFilter::new((), LIMITS);
+        for piece in input.chunks(step) {
+            filter.scan(piece);
+        }
+        (
+            String::from_utf8_lossy(&filter.out).into_owned(),
+            filter.refused,
+        )
+    }
+
+    #[test]
+    fn cookie_values_are_dropped_whatever_their_size_and_split() {
+        let cookies = format!("Cookie: a={}\r\nCOOKIE: b=2\r\n", "x".repeat(100_000));
+        let head = format!("GET / HTTP/1.1\r\nHost: a.test\r\n{cookies}Accept: */*\r\n\r\n");
+        for step in [1, 3, 7, 4096] {
+            let (out, refused) = filtered(head.as_bytes(), step);
+            assert!(!refused, "step {step}");
+            assert_eq!(
+                out,
+                "GET / HTTP/1.1\r\nHost: a.test\r\ncookie: -\r\ncookie: -\r\nAccept: */*\r\n\r\n",
+                "step {step}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_field_that_only_starts_like_cookie_is_kept() {
+        let head = "GET / HTTP/1.1\r\nCookies-Not: 1\r\nCook: 2\r\n\r\n";
+        assert_eq!(filtered(head.as_bytes(), 1), (head.to_owned(), false));
+    }
+
+    #[test]
+    fn pipelined_heads_pass_in_order() {
+        let two = "GET /a HTTP/1.1\r\nHost: x\r\n\r\nHEAD /b HTTP/1.1\r\nHost: x\r\n\r\n";
+        assert_eq!(filtered(two.as_bytes(), 5), (two.to_owned(), false));
+    }
+
+    #[test]
+    fn each_broken_limit_and_form_is_refused_with_its_reason() {
+        let roomy = HeadLimits {
+            request_line: 64,
+            fields: 4096,
+        };
+        let long_line = format!("GET /?{} HTTP/1.1\r\n\r\n", "q".repeat(100));
+        let long_fields = format!("GET / HTTP/1.1\r\nX: {}\r\n\r\n", "v".repeat(100));
+        let many_fields = format!("GET / HTTP/1.1\r\n{}\r\n", "a:b\r\n".repeat(101));
+        let cases = [
+            (long_line.as_str(), LIMITS, Refusal::TargetTooLong),
+            (long_fields.as_str(), LIMITS, Refusal::FieldsTooLarge),
+            (many_fields.as_str(), roomy, Refusal::FieldsTooLarge),
+            (
+                "GET / HTTP/1.1\r\nBad Name: v\r\n\r\n",
+                roomy,
+                Refusal::Malformed,
+            ),
+            (
+                "GET http://[::1 HTTP/1.1\r\n\r\n",
+                roomy,
+                Refusal::Malformed,
+            ),
+            ("NOT HTTP\r\n\r\n", roomy, Refusal::Malformed),
+            (
+                "POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello",
+                roomy,
+                Refusal::Body,
+            ),
+            (
+                "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+                roomy,
+                Refusal::Body,
+            ),
+        ];
+        for (input, limits, refusal) in cases {
+            let mut filter = HeadFilter::new((), limits);
+            filter.scan(input.as_bytes());
+            assert!(filter.refused, "{input:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&filter.out),
+                refusal.request(),
+                "{input:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_head_with_an_empty_body_is_passed() {
+        let head = "POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\n";
+        assert_eq!(filtered(head.as_bytes(), 2), (head.to_owned(), false));
+    }
+
+    #[test]
+    fn an_over_limit_head_is_read_to_its_end_before_the_refusal() {
+        // Over the fields limit exactly at a line's end, then at its middle; byte by byte too.
+        let at_line_end = format!("GET / HTTP/1.1\r\nX: {}\r\n\r\n", "v".repeat(60));
+        let mid_line = format!("GET / HTTP/1.1\r\nX: {}\r\nY: z\r\n\r\n", "v".repeat(90));
+        for input in [at_line_end, mid_line] {
+            for step in [1, 5, 4096] {
+                let mut filter = HeadFilter::new((), LIMITS);
+                let (before_end, end) = input.split_at(input.len() - 2);
+                for piece in before_end.as_bytes().chunks(step) {
+                    filter.scan(piece);
+                }
+                assert!(
+                    !filter.refused,
+                    "not before the head's end: {input:?} {step}"
+                );
+                assert!(filter.head.is_empty(), "nothing of it kept");
+                filter.scan(end.as_bytes());
+                assert!(filter.refused, "{input:?} {step}");
+                assert_eq!(
+                    String::from_utf8_lossy(&filter.out),
+                    Refusal::FieldsTooLarge.request()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn refusal_tokens_round_trip() {
+        for refusal in Refusal::ALL {
+            assert_eq!(
+                Refusal::from_token(refusal.token().as_bytes()),
+                Some(refusal)
+            );
+        }
+        assert_eq!(Refusal::from_token(b"other"), None);
+    }
+}

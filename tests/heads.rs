@@ -1,0 +1,207 @@
+//! Request heads on real sockets: cookies of any size cost a view nothing over HTTP/1 and up to
+//! the browsers' partitioned-cookie cap over HTTP/2; every refusal, whatever refused it, is the
+//! service's answer with the security headers (and HSTS over TLS).
+
+mod common;
+
+use bytes::Bytes;
+use common::net::{Running, page_request, send, tls_client};
+use common::{TWO_HOSTS, config, write_cert};
+use http::{HeaderValue, StatusCode, header};
+use rustls::pki_types::ServerName;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Writes `request` on a new connection and reads the answer to the end.
+async fn raw(running: &Running, request: &[u8]) -> String {
+    let mut stream = TcpStream::connect(running.addr).await.unwrap();
+    let _ = stream.write_all(request).await;
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        stream.read_to_end(&mut answer),
+    )
+    .await;
+    assert!(read.is_ok(), "the server answered and closed within 10 s");
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+fn head_of(answer: &str) -> &str {
+    answer.split("\r\n\r\n").next().unwrap_or_default()
+}
+
+fn assert_error_headers(answer: &str, status: &str, reason: &str) {
+    let head = head_of(answer).to_ascii_lowercase();
+    assert!(
+        answer.starts_with(&format!("HTTP/1.1 {status}")),
+        "{answer}"
+    );
+    assert!(head.contains("x-content-type-options: nosniff"), "{head}");
+    assert!(
+        head.contains("content-security-policy: default-src 'none'; frame-ancestors 'none'"),
+        "{head}"
+    );
+    assert!(answer.contains(reason), "{answer}");
+}
+
+#[tokio::test]
+async fn http1_refusals_are_the_services_own_answers() {
+    let running = Running::start(&config(TWO_HOSTS)).await;
+    let over_query = format!(
+        "GET /?csp={} HTTP/1.1\r\nHost: chat.sandbox.test\r\nConnection: close\r\n\r\n",
+        "a".repeat(17_000)
+    );
+    let over_target = format!(
+        "GET /?csp={} HTTP/1.1\r\nHost: chat.sandbox.test\r\n\r\n",
+        "a".repeat(64_000)
+    );
+    let over_fields = format!(
+        "GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\nX-Big: {}\r\n\r\n",
+        "b".repeat(17_000)
+    );
+    let cases = [
+        (
+            over_query.as_str(),
+            "400",
+            "the limit is 16384 (limits.max_query_bytes)",
+        ),
+        (over_target.as_str(), "400", "(limits.max_query_bytes)"),
+        (over_fields.as_str(), "431", "limits.max_header_bytes"),
+        (
+            "GET / HTTP/1.1\r\nBad Name: x\r\n\r\n",
+            "400",
+            "not valid HTTP/1.1",
+        ),
+        (
+            "GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\nContent-Length: 3\r\n\r\nabc",
+            "400",
+            "carries no body",
+        ),
+    ];
+    for (request, status, reason) in cases {
+        let answer = raw(&running, request.as_bytes()).await;
+        assert_error_headers(&answer, status, reason);
+    }
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn an_http1_cookie_flood_still_gets_the_page_and_is_cleared() {
+    let running = Running::start(&config(TWO_HOSTS)).await;
+    // Far beyond any limit: the value is dropped as it streams by, never buffered.
+    let flood = (0..250)
+        .map(|i| format!("c{i}={}", "v".repeat(3000)))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let request = format!(
+        "GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\nCookie: {flood}\r\nConnection: close\r\n\r\n"
+    );
+    let answer = raw(&running, request.as_bytes()).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{}", head_of(&answer));
+    assert!(
+        head_of(&answer)
+            .to_ascii_lowercase()
+            .contains("clear-site-data: \"cookies\""),
+        "{}",
+        head_of(&answer)
+    );
+    assert!(answer.ends_with("</html>\n"), "the whole page");
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn http2_takes_the_partitioned_cookie_cap_and_refuses_with_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key, der) = write_cert(dir.path(), "sandbox", &["chat.sandbox.test"]);
+    let text = format!("{TWO_HOSTS}\n[tls]\ncert = {cert:?}\nkey = {key:?}\n");
+    let running = Running::start(&config(&text)).await;
+    let h2 = || async {
+        let tcp = TcpStream::connect(running.addr).await.unwrap();
+        let name = ServerName::try_from("chat.sandbox.test").unwrap();
+        tls_client(der.clone(), &[b"h2"])
+            .connect(name, tcp)
+            .await
+            .unwrap()
+    };
+    // What Chromium sends at its cap: 180 partitioned cookies, 10 KiB in all, one field each.
+    let mut request = page_request("chat.sandbox.test", true, "/");
+    for i in 0..180 {
+        let crumb = format!("c{i:03}={}", "v".repeat(52));
+        request
+            .headers_mut()
+            .append(header::COOKIE, HeaderValue::from_str(&crumb).unwrap());
+    }
+    let (parts, _) = send(h2().await, true, request).await;
+    assert_eq!(parts.status, StatusCode::OK);
+    assert_eq!(parts.headers["clear-site-data"], "\"cookies\"");
+
+    let over_query = format!("/?csp={}", "a".repeat(17_000));
+    let (parts, body) = send(
+        h2().await,
+        true,
+        page_request("chat.sandbox.test", true, &over_query),
+    )
+    .await;
+    assert_refusal(
+        &parts,
+        &body,
+        StatusCode::BAD_REQUEST,
+        "(limits.max_query_bytes)",
+    );
+
+    let mut big = page_request("chat.sandbox.test", true, "/");
+    let value = HeaderValue::from_str(&"b".repeat(17_000)).unwrap();
+    big.headers_mut().insert("x-big", value);
+    let (parts, body) = send(h2().await, true, big).await;
+    assert_refusal(
+        &parts,
+        &body,
+        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+        "limits.max_header_bytes",
+    );
+    running.stop().await;
+}
+
+fn assert_refusal(parts: &http::response::Parts, body: &Bytes, status: StatusCode, reason: &str) {
+    assert_eq!(parts.status, status);
+    let h = &parts.headers;
+    assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+    assert_eq!(
+        h[header::CONTENT_SECURITY_POLICY],
+        "default-src 'none'; frame-ancestors 'none'"
+    );
+    assert!(
+        h.contains_key(header::STRICT_TRANSPORT_SECURITY),
+        "HSTS over TLS"
+    );
+    let text = String::from_utf8_lossy(body);
+    assert!(text.contains(reason), "{text}");
+}
+
+#[tokio::test]
+async fn tls_http1_refusals_carry_hsts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key, der) = write_cert(dir.path(), "sandbox", &["chat.sandbox.test"]);
+    let text = format!("{TWO_HOSTS}\n[tls]\ncert = {cert:?}\nkey = {key:?}\n");
+    let running = Running::start(&config(&text)).await;
+    let tcp = TcpStream::connect(running.addr).await.unwrap();
+    let name = ServerName::try_from("chat.sandbox.test").unwrap();
+    let mut tls = tls_client(der, &[b"http/1.1"])
+        .connect(name, tcp)
+        .await
+        .unwrap();
+    tls.write_all(b"GET / HTTP/1.1\r\nBad Name: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = tls.read_to_end(&mut answer).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert_error_headers(&answer, "400", "not valid HTTP/1.1");
+    assert!(
+        head_of(&answer)
+            .to_ascii_lowercase()
+            .contains("strict-transport-security: max-age="),
+        "{answer}"
+    );
+    running.stop().await;
+}
