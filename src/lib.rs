@@ -21,6 +21,7 @@ pub mod config;
 pub mod csp;
 mod demo;
 mod generation;
+mod idle;
 mod io;
 pub mod metrics;
 pub mod origin;

@@ -54,6 +54,7 @@ pub struct Metrics {
     reloads_ok: AtomicU64,
     reloads_failed: AtomicU64,
     accept_errors: AtomicU64,
+    idle_connections_closed: AtomicU64,
     certificates: Mutex<Vec<CertExpiry>>,
 }
 
@@ -99,6 +100,10 @@ impl Metrics {
 
     pub(crate) fn accept_failed(&self) {
         self.accept_errors.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn idle_connection_closed(&self) {
+        self.idle_connections_closed.fetch_add(1, Relaxed);
     }
 
     pub(crate) fn reloaded(&self, ok: bool) {
@@ -190,6 +195,12 @@ impl Metrics {
             "accept_errors_total",
             "Failed accepts (such as EMFILE), each followed by a back-off.",
             self.accept_errors.load(Relaxed),
+        );
+        counter(
+            &mut out,
+            "idle_connections_closed_total",
+            "Idle keep-alive connections closed at the connection cap to admit a new one.",
+            self.idle_connections_closed.load(Relaxed),
         );
         header(
             &mut out,

@@ -29,7 +29,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 
 use crate::config::{Config, Limits};
 use crate::generation::{Endpoint, Generation, Handler};
-use crate::io::deadline::{Activity, Deadlined, Deadlines, is_deadline};
+use crate::idle::OpenConnections;
+use crate::io::activity::Activity;
+use crate::io::deadline::{Deadlined, Deadlines, is_deadline};
 use crate::io::head::{HeadFilter, HeadLimits, MAX_FIELDS, REQUEST_LINE_SLACK};
 use crate::io::prefixed::Prefixed;
 use crate::metrics::Metrics;
@@ -49,6 +51,9 @@ const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 /// First back-off after an accept error such as EMFILE; doubles up to `MAX_ACCEPT_BACKOFF`.
 const MIN_ACCEPT_BACKOFF: Duration = Duration::from_millis(5);
 const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
+/// At the cap with no idle connection to close, how often to look again: a busy connection may
+/// have become idle since.
+const IDLE_RECHECK: Duration = Duration::from_millis(50);
 
 /// What a listener is for: it decides the cap, the drain and the metrics its connections get.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,7 +106,7 @@ impl Listener {
 /// `serve`) learn the real addresses (port 0) before the first request.
 pub struct Server {
     listeners: Vec<Listener>,
-    connections: Arc<Semaphore>,
+    cap: Cap,
     shutdown_grace: Duration,
     ready: Arc<AtomicBool>,
     reloader: reload::Reloader,
@@ -138,7 +143,10 @@ impl Server {
         let reloader = reload::Reloader::new(config_path, generation, endpoint_tx, metrics);
         Ok(Server {
             listeners,
-            connections: Arc::new(Semaphore::new(config.limits.max_connections)),
+            cap: Cap {
+                permits: Arc::new(Semaphore::new(config.limits.max_connections)),
+                open: OpenConnections::new(),
+            },
             shutdown_grace: config.limits.shutdown_grace,
             ready,
             reloader,
@@ -192,7 +200,7 @@ impl Server {
                     admin_loop = Some(tokio::spawn(task));
                 }
                 ListenerKind::Public | ListenerKind::Demo => {
-                    let cap = Some(self.connections.clone());
+                    let cap = Some(self.cap.clone());
                     let task =
                         accept_connections(listener, cap, Some(drain.clone()), stop_rx.clone());
                     public_loops.push(tokio::spawn(task));
@@ -220,6 +228,40 @@ impl Server {
     }
 }
 
+/// The connection cap of the public (and demo) listener: a permit per open connection, and the
+/// open connections, so that an idle one can be closed to admit a new one.
+#[derive(Clone)]
+struct Cap {
+    permits: Arc<Semaphore>,
+    open: Arc<OpenConnections>,
+}
+
+impl Cap {
+    /// A permit for a client already accepted at the cap: after asking the keep-alive
+    /// connection idle the longest to close, and asking again every `IDLE_RECHECK` while none
+    /// is idle. `None` once `stop` changes.
+    async fn admit(
+        &self,
+        stop: &mut watch::Receiver<bool>,
+        metrics: Option<&Metrics>,
+    ) -> Option<OwnedSemaphorePermit> {
+        loop {
+            // Room may have freed while the client was accepted.
+            if let Ok(permit) = self.permits.clone().try_acquire_owned() {
+                return Some(permit);
+            }
+            if self.open.close_idlest() {
+                metrics.inspect(|m| m.idle_connection_closed());
+            }
+            tokio::select! {
+                _ = stop.changed() => return None,
+                permit = self.permits.clone().acquire_owned() => return permit.ok(),
+                _ = tokio::time::sleep(IDLE_RECHECK) => {}
+            }
+        }
+    }
+}
+
 /// What a connection needs to take part in a drain.
 #[derive(Clone)]
 struct Drain {
@@ -239,33 +281,29 @@ async fn bind(addr: SocketAddr) -> Result<TcpListener, ServeError> {
 /// `drain` lets a shutdown wait for them.
 async fn accept_connections(
     listener: Listener,
-    cap: Option<Arc<Semaphore>>,
+    cap: Option<Cap>,
     drain: Option<Drain>,
     mut stop: watch::Receiver<bool>,
 ) {
     let mut backoff = MIN_ACCEPT_BACKOFF;
     loop {
         // The permit is taken before accepting: at the cap, new clients wait in the kernel's
-        // backlog instead of costing a task each.
-        let permit = match &cap {
-            None => None,
-            Some(cap) => tokio::select! {
-                _ = stop.changed() => break,
-                permit = cap.clone().acquire_owned() => match permit {
-                    Ok(permit) => Some(permit),
-                    Err(_) => break,
-                },
+        // backlog instead of costing a task each. The one exception is the next client, who
+        // is accepted first so that an idle connection is closed only for a client that is
+        // really there (see `Cap::admit`).
+        let (permit, at_cap) = match &cap {
+            None => (None, false),
+            Some(cap) => match cap.permits.clone().try_acquire_owned() {
+                Ok(permit) => (Some(permit), false),
+                Err(_) => (None, true),
             },
         };
         let accepted = tokio::select! {
             _ = stop.changed() => break,
             accepted = listener.socket.accept() => accepted,
         };
-        match accepted {
-            Ok((stream, peer)) => {
-                backoff = MIN_ACCEPT_BACKOFF;
-                spawn_connection(&listener, stream, peer, permit, drain.clone());
-            }
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
             Err(e) => {
                 // EMFILE and friends: the listener is fine, the process is out of something.
                 // Retrying at once would spin; wait, and longer each time.
@@ -275,8 +313,25 @@ async fn accept_connections(
                 tracing::warn!(listener = listener.kind.name(), error = %e, ?backoff, "accept failed");
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(MAX_ACCEPT_BACKOFF);
+                continue;
             }
-        }
+        };
+        backoff = MIN_ACCEPT_BACKOFF;
+        let permit = match (&cap, at_cap) {
+            (Some(cap), true) => match cap.admit(&mut stop, listener.metrics.as_deref()).await {
+                Some(permit) => Some(permit),
+                None => {
+                    // The drain began while this client waited: served like the backlog.
+                    let endpoint = listener.endpoint.borrow().clone();
+                    let metrics = listener.metrics.clone();
+                    spawn_served(stream, peer, endpoint, metrics, None, drain.clone());
+                    break;
+                }
+            },
+            _ => permit,
+        };
+        let admitted = permit.zip(cap.as_ref().map(|c| c.open.clone()));
+        spawn_connection(&listener, stream, peer, admitted, drain.clone());
     }
     accept_backlog(listener, drain).await;
 }
@@ -310,22 +365,19 @@ async fn accept_backlog(listener: Listener, drain: Option<Drain>) {
     }
 }
 
+/// A connection admitted under the cap: its permit, and where it is listed while open.
+type Admitted = (OwnedSemaphorePermit, Arc<OpenConnections>);
+
 fn spawn_connection(
     listener: &Listener,
     stream: TcpStream,
     peer: SocketAddr,
-    permit: Option<OwnedSemaphorePermit>,
+    admitted: Option<Admitted>,
     drain: Option<Drain>,
 ) {
     let endpoint = listener.endpoint.borrow().clone();
-    spawn_served(
-        stream,
-        peer,
-        endpoint,
-        listener.metrics.clone(),
-        permit,
-        drain,
-    );
+    let metrics = listener.metrics.clone();
+    spawn_served(stream, peer, endpoint, metrics, admitted, drain);
 }
 
 fn spawn_served(
@@ -333,23 +385,41 @@ fn spawn_served(
     peer: SocketAddr,
     endpoint: Arc<Endpoint>,
     metrics: Option<Arc<Metrics>>,
-    permit: Option<OwnedSemaphorePermit>,
+    admitted: Option<Admitted>,
     drain: Option<Drain>,
 ) {
     tokio::spawn(async move {
         let open = metrics.as_ref().map(|m| m.connection_opened());
-        serve_connection(stream, peer, endpoint, drain, metrics.as_deref()).await;
+        let (permit, listed) = admitted.unzip();
+        let accounting = Accounting {
+            drain,
+            metrics: metrics.as_deref(),
+            listed,
+        };
+        serve_connection(stream, peer, endpoint, accounting).await;
         drop((open, permit));
     });
+}
+
+/// What a connection takes part in besides serving: the drain, the metrics, and the list of
+/// open connections of the cap (for eviction when idle).
+struct Accounting<'a> {
+    drain: Option<Drain>,
+    metrics: Option<&'a Metrics>,
+    listed: Option<Arc<OpenConnections>>,
 }
 
 async fn serve_connection(
     stream: TcpStream,
     peer: SocketAddr,
     endpoint: Arc<Endpoint>,
-    drain: Option<Drain>,
-    metrics: Option<&Metrics>,
+    accounting: Accounting<'_>,
 ) {
+    let Accounting {
+        drain,
+        metrics,
+        listed,
+    } = accounting;
     let _ = stream.set_nodelay(true);
     // The head deadline starts now for plain TCP (the preface read is part of the head) and
     // after the handshake for TLS, which has a deadline of its own.
@@ -379,6 +449,7 @@ async fn serve_connection(
             let h2 = session.alpn_protocol() == Some(b"h2");
             let sni = session.server_name().map(str::to_owned);
             activity = Activity::new();
+            let _listed = listed.map(|open| open.track(activity.clone()));
             let io = Deadlined::new(tls_stream, activity.clone(), deadlines, h2);
             serve_http(io, h2, Some(sni), &endpoint, activity, drain).await
         }
@@ -396,6 +467,7 @@ async fn serve_connection(
                     return;
                 }
             };
+            let _listed = listed.map(|open| open.track(activity.clone()));
             let io = Deadlined::new(stream, activity.clone(), deadlines, h2);
             serve_http(io, h2, None, &endpoint, activity, drain).await
         }
@@ -518,13 +590,14 @@ fn h2_header_list_limit(limits: &Limits) -> u32 {
     u32::try_from(total).unwrap_or(u32::MAX)
 }
 
-/// Drives `conn` to its end; when a drain starts, shuts it down gracefully. An HTTP/1
-/// connection that has not yet had its first request is let run until it does, within its
-/// header deadline: its client may have sent it before the drain began, and hyper would close
-/// such a connection as idle.
+/// Drives `conn` to its end; shuts it down gracefully when a drain starts or when it is
+/// evicted (idle at the connection cap, see `idle`). In a drain, an HTTP/1 connection that has
+/// not yet had its first request is let run until it does, within its header deadline: its
+/// client may have sent it before the drain began, and hyper would close such a connection as
+/// idle.
 async fn drive<C>(
     conn: C,
-    drain: Option<Drain>,
+    mut drain: Option<Drain>,
     activity: &Activity,
     h2: bool,
 ) -> Result<(), ConnectionError>
@@ -533,18 +606,27 @@ where
     C::Error: Into<ConnectionError>,
 {
     tokio::pin!(conn);
-    if let Some(mut drain) = drain {
-        tokio::select! {
-            result = conn.as_mut() => return result.map_err(Into::into),
-            _ = drain.draining.wait_for(|draining| *draining) => {}
+    // Borrowed, not moved: the drain counts this connection until the function returns.
+    let draining = async {
+        match drain.as_mut() {
+            Some(drain) => {
+                let _ = drain.draining.wait_for(|draining| *draining).await;
+            }
+            None => std::future::pending().await,
         }
-        if !h2 && activity.requests() == 0 {
-            tokio::select! {
-                result = conn.as_mut() => return result.map_err(Into::into),
-                _ = activity.first_request() => {}
+    };
+    tokio::select! {
+        result = conn.as_mut() => return result.map_err(Into::into),
+        _ = draining => {
+            if !h2 && activity.requests() == 0 {
+                tokio::select! {
+                    result = conn.as_mut() => return result.map_err(Into::into),
+                    _ = activity.first_request() => {}
+                }
             }
         }
-        conn.as_mut().graceful_shutdown();
+        _ = activity.evicted() => {}
     }
+    conn.as_mut().graceful_shutdown();
     conn.await.map_err(Into::into)
 }

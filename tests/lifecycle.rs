@@ -188,19 +188,19 @@ async fn read_response(conn: &mut TcpStream) -> String {
 }
 
 #[tokio::test]
-async fn the_connection_cap_holds() {
+async fn the_connection_cap_holds_while_no_connection_is_idle() {
     let running = Running::start(&config(&format!(
         "{TWO_HOSTS}[limits]\nmax_connections = 2\n"
     )))
     .await;
     let request = b"GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\n\r\n";
-    let mut held = Vec::new();
-    for _ in 0..2 {
-        let mut conn = TcpStream::connect(running.addr).await.unwrap();
-        conn.write_all(request).await.unwrap();
-        read_response(&mut conn).await;
-        held.push(conn);
-    }
+    // Neither may be closed to make room: one has not sent its first request yet, the other
+    // is in the middle of its second.
+    let fresh = TcpStream::connect(running.addr).await.unwrap();
+    let mut mid_head = TcpStream::connect(running.addr).await.unwrap();
+    mid_head.write_all(request).await.unwrap();
+    read_response(&mut mid_head).await;
+    mid_head.write_all(b"GET / HTTP/1.1\r\nHo").await.unwrap();
     // The third connects (the kernel's backlog) but is not served while two are open.
     let mut third = TcpStream::connect(running.addr).await.unwrap();
     third.write_all(request).await.unwrap();
@@ -210,15 +210,61 @@ async fn the_connection_cap_holds() {
         early.is_err(),
         "the third connection was served while the cap was full"
     );
-    drop(held.pop());
+    drop(fresh);
     assert!(
         read_response(&mut third).await.starts_with("HTTP/1.1 200"),
         "served once a slot frees"
     );
+    drop(mid_head);
     running.stop().await;
 }
 
-/// GET over HTTP/1.1, the whole response as text.
+#[tokio::test]
+async fn at_the_cap_the_longest_idle_keep_alive_connection_makes_room() {
+    // The idle deadline is far away: only the cap's eviction can admit the third client soon.
+    let text = two_hosts_with(
+        "admin_listen = \"127.0.0.1:0\"",
+        "[limits]\nmax_connections = 2\nidle_timeout = \"60s\"",
+    );
+    let running = Running::start(&config(&text)).await;
+    let admin = running.admin.expect("admin listener bound");
+    let request = b"GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\n\r\n";
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut conn = TcpStream::connect(running.addr).await.unwrap();
+        conn.write_all(request).await.unwrap();
+        read_response(&mut conn).await;
+        held.push(conn);
+    }
+    let start = Instant::now();
+    let mut third = TcpStream::connect(running.addr).await.unwrap();
+    third.write_all(request).await.unwrap();
+    assert!(read_response(&mut third).await.starts_with("HTTP/1.1 200"));
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "admitted by closing an idle connection, not by its idle deadline"
+    );
+    // The one idle the longest (the first) was closed; the other still serves.
+    assert!(
+        closed_after(&mut held[0]).await.is_some(),
+        "the oldest idle one is closed"
+    );
+    held[1].write_all(request).await.unwrap();
+    assert!(
+        read_response(&mut held[1])
+            .await
+            .starts_with("HTTP/1.1 200")
+    );
+    let metrics = get(admin, "admin", "/metrics").await;
+    assert_eq!(
+        metric_value(&metrics, "mcp_sandbox_proxy_idle_connections_closed_total"),
+        1.0,
+        "{metrics}"
+    );
+    drop((held, third));
+    running.stop().await;
+}
+
 /// The value of one series in a Prometheus text; 0 when it is not there.
 fn metric_value(text: &str, series: &str) -> f64 {
     text.lines()
@@ -226,6 +272,7 @@ fn metric_value(text: &str, series: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// GET over HTTP/1.1, the whole response as text.
 async fn get(addr: SocketAddr, host: &str, path: &str) -> String {
     let mut conn = TcpStream::connect(addr).await.unwrap();
     let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");

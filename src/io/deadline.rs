@@ -9,64 +9,13 @@
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
-/// What the request handler tells the byte stream: a request was answered. The handler answers
-/// synchronously, within hyper's poll of the connection, so a request is never in flight while
-/// the stream is read: its answer is the only event, and it restarts the idle clock.
-#[derive(Debug)]
-pub(crate) struct Activity {
-    started_at: Instant,
-    requests: AtomicU64,
-    /// Milliseconds after `started_at` when the last request was answered (or the connection
-    /// began).
-    idle_since_ms: AtomicU64,
-    first_request: tokio::sync::Notify,
-}
-
-impl Activity {
-    pub(crate) fn new() -> Arc<Self> {
-        Arc::new(Activity {
-            started_at: Instant::now(),
-            requests: AtomicU64::new(0),
-            idle_since_ms: AtomicU64::new(0),
-            first_request: tokio::sync::Notify::new(),
-        })
-    }
-
-    /// Requests seen so far on this connection.
-    pub(crate) fn requests(&self) -> u64 {
-        self.requests.load(Relaxed)
-    }
-
-    /// Resolves once the connection has had a request.
-    pub(crate) async fn first_request(&self) {
-        let notified = self.first_request.notified();
-        if self.requests() > 0 {
-            return;
-        }
-        notified.await;
-    }
-
-    /// Counts an answered request and restarts the idle clock from now.
-    pub(crate) fn answered(&self) {
-        let elapsed = u64::try_from(self.started_at.elapsed().as_millis()).unwrap_or(u64::MAX);
-        // The idle clock first: a reader that sees the new count must see its time too.
-        self.idle_since_ms.store(elapsed, Relaxed);
-        if self.requests.fetch_add(1, Relaxed) == 0 {
-            self.first_request.notify_waiters();
-        }
-    }
-
-    fn idle_since(&self) -> Instant {
-        self.started_at + Duration::from_millis(self.idle_since_ms.load(Relaxed))
-    }
-}
+use super::activity::Activity;
 
 /// The deadlines, from `[limits]`.
 #[derive(Clone, Copy, Debug)]
@@ -102,7 +51,7 @@ impl<S> Deadlined<S> {
         deadlines: Deadlines,
         http2: bool,
     ) -> Self {
-        let first = activity.started_at + deadlines.header_read;
+        let first = activity.started_at() + deadlines.header_read;
         Deadlined {
             inner,
             activity,
@@ -118,12 +67,12 @@ impl<S> Deadlined<S> {
     }
 
     fn deadline(&mut self) -> Instant {
-        let requests = self.activity.requests.load(Relaxed);
+        let requests = self.activity.requests();
         if requests != self.requests_at_head {
             self.head_started = None;
         }
         if requests == 0 {
-            return self.activity.started_at + self.deadlines.header_read;
+            return self.activity.started_at() + self.deadlines.header_read;
         }
         match self.head_started {
             Some(started) if !self.http2 => started + self.deadlines.header_read,
@@ -139,7 +88,8 @@ impl<S> Deadlined<S> {
         }
         if self.head_started.is_none() {
             self.head_started = Some(Instant::now());
-            self.requests_at_head = self.activity.requests.load(Relaxed);
+            self.requests_at_head = self.activity.requests();
+            self.activity.head_begun();
         }
     }
 }

@@ -42,6 +42,7 @@ macro_rules! write_through {
     };
 }
 
+pub(crate) mod activity;
 pub(crate) mod deadline;
 pub(crate) mod head;
 pub(crate) mod prefixed;

@@ -1,0 +1,103 @@
+//! What one connection tells the parts that watch it: requests answered, when it went idle,
+//! whether a request head is arriving, and whether it has been asked to close.
+//!
+//! The request handler answers synchronously, within hyper's poll of the connection, so a
+//! request is never in flight while the stream is read: its answer is the only event, and it
+//! restarts the idle clock.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+#[derive(Debug)]
+pub(crate) struct Activity {
+    started_at: Instant,
+    requests: AtomicU64,
+    /// Milliseconds after `started_at` when the last request was answered (or the connection
+    /// began).
+    idle_since_ms: AtomicU64,
+    /// HTTP/1: bytes of a next request head have arrived and it has not been answered yet.
+    head_in_progress: AtomicBool,
+    first_request: Notify,
+    /// Set once, when the connection is asked to close to make room for another.
+    evicted: AtomicBool,
+    eviction: Notify,
+}
+
+impl Activity {
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Activity {
+            started_at: Instant::now(),
+            requests: AtomicU64::new(0),
+            idle_since_ms: AtomicU64::new(0),
+            head_in_progress: AtomicBool::new(false),
+            first_request: Notify::new(),
+            evicted: AtomicBool::new(false),
+            eviction: Notify::new(),
+        })
+    }
+
+    pub(crate) fn started_at(&self) -> Instant {
+        self.started_at
+    }
+
+    /// Requests seen so far on this connection.
+    pub(crate) fn requests(&self) -> u64 {
+        self.requests.load(Relaxed)
+    }
+
+    /// Resolves once the connection has had a request.
+    pub(crate) async fn first_request(&self) {
+        let notified = self.first_request.notified();
+        if self.requests() > 0 {
+            return;
+        }
+        notified.await;
+    }
+
+    /// Counts an answered request and restarts the idle clock from now.
+    pub(crate) fn answered(&self) {
+        let elapsed = u64::try_from(self.started_at.elapsed().as_millis()).unwrap_or(u64::MAX);
+        // The idle clock first: a reader that sees the new count must see its time too.
+        self.idle_since_ms.store(elapsed, Relaxed);
+        self.head_in_progress.store(false, Relaxed);
+        if self.requests.fetch_add(1, Relaxed) == 0 {
+            self.first_request.notify_waiters();
+        }
+    }
+
+    /// HTTP/1: the first byte of a request head arrived.
+    pub(crate) fn head_begun(&self) {
+        self.head_in_progress.store(true, Relaxed);
+    }
+
+    pub(crate) fn idle_since(&self) -> Instant {
+        self.started_at + Duration::from_millis(self.idle_since_ms.load(Relaxed))
+    }
+
+    /// A keep-alive connection between requests: it has had one, nothing of the next has
+    /// arrived, and it was not asked to close already. Closing it loses nothing but the
+    /// connection (browsers retry a request on a new one when a kept connection closes).
+    pub(crate) fn is_idle_keep_alive(&self) -> bool {
+        self.requests() > 0 && !self.head_in_progress.load(Relaxed) && !self.is_evicted()
+    }
+
+    pub(crate) fn is_evicted(&self) -> bool {
+        self.evicted.load(Relaxed)
+    }
+
+    /// Asks the connection to close gracefully (see [`Activity::evicted`]).
+    pub(crate) fn evict(&self) {
+        self.evicted.store(true, Relaxed);
+        // One stored permit: the connection sees it even if it is not waiting yet.
+        self.eviction.notify_one();
+    }
+
+    /// Resolves once [`Activity::evict`] was called.
+    pub(crate) async fn evicted(&self) {
+        self.eviction.notified().await;
+    }
+}
