@@ -308,7 +308,7 @@
       if (missing.length) {
         console.warn('[sandbox] the view asks for ' + list + ' ' + missing.join(', ') +
           ' but the policy served with this page does not allow them: the host must pass them in ?csp= ' +
-          '(or they were dropped; see above). Policy: ' + config.policy);
+          '(or they were dropped; see above). The policy is this page\'s Content-Security-Policy header.');
       }
     });
   }

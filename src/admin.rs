@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use bytes::Bytes;
 use http::header::{self, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
-use http_body_util::Full;
 
 use crate::metrics::Metrics;
 use crate::service::Body;
@@ -38,7 +37,7 @@ impl Admin {
             "/readyz" if self.ready.load(Ordering::SeqCst) => text(StatusCode::OK, "ready\n"),
             "/readyz" => text(StatusCode::SERVICE_UNAVAILABLE, "not ready\n"),
             "/metrics" => {
-                let mut response = Response::new(Full::new(Bytes::from(self.metrics.render())));
+                let mut response = Response::new(Body::new(Bytes::from(self.metrics.render())));
                 response
                     .headers_mut()
                     .insert(header::CONTENT_TYPE, PROMETHEUS_TEXT);
@@ -53,7 +52,7 @@ impl Admin {
 }
 
 fn text(status: StatusCode, body: &'static str) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())));
+    let mut response = Response::new(Body::new(Bytes::from_static(body.as_bytes())));
     *response.status_mut() = status;
     response.headers_mut().insert(header::CONTENT_TYPE, TEXT);
     response

@@ -77,19 +77,25 @@ pub struct Limits {
     pub(crate) max_header_bytes: usize,
     pub max_query_bytes: usize,
     pub(crate) h2_max_concurrent_streams: u32,
+    /// Answer bytes one connection may hold that its client has not read yet.
+    pub max_unsent_bytes: usize,
+    /// Bytes of rendered pages kept for reuse, across all hosts.
+    pub page_cache_bytes: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_connections: 20_000,
+            max_connections: 1024,
             handshake_timeout: Duration::from_secs(10),
             header_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             shutdown_grace: Duration::from_secs(30),
             max_header_bytes: 16 * 1024,
             max_query_bytes: 16 * 1024,
-            h2_max_concurrent_streams: 100,
+            h2_max_concurrent_streams: 32,
+            max_unsent_bytes: 256 * 1024,
+            page_cache_bytes: 16 * 1024 * 1024,
         }
     }
 }
@@ -456,11 +462,13 @@ impl<'a> Walker<'a> {
             }
         }
         let mut streams = limits.h2_max_concurrent_streams as usize;
-        let counts: [(&str, &mut usize, usize); 4] = [
+        let counts: [(&str, &mut usize, usize); 6] = [
             ("max_connections", &mut limits.max_connections, 1 << 24),
             ("max_header_bytes", &mut limits.max_header_bytes, 1 << 20),
             ("max_query_bytes", &mut limits.max_query_bytes, 1 << 20),
             ("h2_max_concurrent_streams", &mut streams, 10_000),
+            ("max_unsent_bytes", &mut limits.max_unsent_bytes, 1 << 30),
+            ("page_cache_bytes", &mut limits.page_cache_bytes, 1 << 34),
         ];
         known.extend(counts.iter().map(|(name, _, _)| *name));
         for (name, slot, max) in counts {

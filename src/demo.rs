@@ -4,7 +4,6 @@
 use bytes::Bytes;
 use http::header::{self, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
-use http_body_util::Full;
 use serde_json::json;
 
 use crate::page::script_safe_json;
@@ -40,11 +39,11 @@ impl DemoHost {
         let found = matches!(req.uri().path(), "/" | "/index.html");
         let readable = matches!(*req.method(), Method::GET | Method::HEAD);
         if !found || !readable {
-            let mut response = Response::new(Full::new(Bytes::from_static(b"not found\n")));
+            let mut response = Response::new(Body::new(Bytes::from_static(b"not found\n")));
             *response.status_mut() = StatusCode::NOT_FOUND;
             return response;
         }
-        let mut response = Response::new(Full::new(self.page.clone()));
+        let mut response = Response::new(Body::new(self.page.clone()));
         let headers = response.headers_mut();
         headers.insert(
             header::CONTENT_TYPE,

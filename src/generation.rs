@@ -7,14 +7,16 @@ use http::{Request, Response};
 use hyper::body::Incoming;
 use tokio_rustls::TlsAcceptor;
 
+use crate::body::Unsent;
 use crate::config::{Config, Limits};
 use crate::metrics::{CertExpiry, Metrics};
 use crate::service::{Body, Service, Transport};
 use crate::tls::{self, TlsError};
 
-/// Answers one request; the second argument says what its connection is (TLS, and its SNI).
+/// Answers one request; the other arguments say what its connection is (TLS, and its SNI) and
+/// count what its client has not read yet.
 pub(crate) type Handler =
-    Arc<dyn Fn(&Request<Incoming>, Transport<'_>) -> Response<Body> + Send + Sync>;
+    Arc<dyn Fn(&Request<Incoming>, Transport<'_>, &Arc<Unsent>) -> Response<Body> + Send + Sync>;
 
 /// What a listener serves its connections with: a connection keeps the one it was accepted
 /// under until it closes, so a reload never changes a connection midway.
@@ -46,7 +48,8 @@ impl Generation {
     /// Builds everything a config needs before it can serve; fails without side effects.
     pub(crate) fn build(config: Config, metrics: &Arc<Metrics>) -> Result<Generation, TlsError> {
         let service = Arc::new(Service::with_metrics(&config, metrics));
-        let handler: Handler = Arc::new(move |req, transport| service.handle_on(req, transport));
+        let handler: Handler =
+            Arc::new(move |req, transport, unsent| service.handle_on(req, transport, Some(unsent)));
         let (tls, certificates) = match &config.tls {
             Some(files) => {
                 let provider = tls::provider();

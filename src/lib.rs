@@ -16,6 +16,7 @@
 //! ```
 
 mod admin;
+pub mod body;
 pub mod cli;
 pub mod config;
 pub mod csp;
@@ -23,6 +24,7 @@ mod demo;
 mod generation;
 mod idle;
 mod io;
+mod memory;
 pub mod metrics;
 pub mod origin;
 mod page;

@@ -13,7 +13,7 @@ use http::StatusCode;
 const PREFIX: &str = "mcp_sandbox_proxy";
 
 /// The statuses the service answers with; anything else is counted as `other`.
-const STATUSES: [u16; 6] = [200, 400, 404, 405, 421, 0];
+const STATUSES: [u16; 8] = [200, 400, 404, 405, 421, 431, 503, 0];
 
 /// Counters of one host origin (or of requests that matched no host).
 #[derive(Debug, Default)]
@@ -88,6 +88,12 @@ impl Metrics {
         self.open_connections.fetch_add(1, Relaxed);
         self.connections_total.fetch_add(1, Relaxed);
         OpenConnection(self.clone())
+    }
+
+    /// Connections of the public listener that have closed so far.
+    pub(crate) fn connections_closed(&self) -> u64 {
+        let open = u64::try_from(self.open_connections.load(Relaxed)).unwrap_or(0);
+        self.connections_total.load(Relaxed).saturating_sub(open)
     }
 
     pub(crate) fn handshake_failed(&self) {

@@ -47,7 +47,8 @@ impl PageTemplate {
     }
 }
 
-/// What the relay needs to know: whom to trust, and what the header allows.
+/// What the relay needs to know: whom to trust, and what the header allows. Each datum once:
+/// the policy itself is the page's header, not repeated here.
 fn page_config(host: &Origin, policy: &ViewPolicy) -> Value {
     let applied = policy.domains.as_ref().map(|domains| {
         let mut lists = serde_json::Map::new();
@@ -66,7 +67,6 @@ fn page_config(host: &Origin, policy: &ViewPolicy) -> Value {
     json!({
         "hostOrigin": host.to_string(),
         "applied": applied,
-        "policy": policy.header(),
         "dropped": dropped,
         "droppedCount": policy.dropped.len(),
     })

@@ -27,6 +27,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 
+use crate::body::Unsent;
 use crate::config::{Config, Limits};
 use crate::generation::{Endpoint, Generation, Handler};
 use crate::idle::OpenConnections;
@@ -36,7 +37,7 @@ use crate::io::head::{HeadFilter, HeadLimits, MAX_FIELDS, REQUEST_LINE_SLACK};
 use crate::io::prefixed::Prefixed;
 use crate::metrics::Metrics;
 use crate::service::Transport;
-use crate::{admin, demo, reload, tls};
+use crate::{admin, demo, memory, reload, tls};
 
 /// Why the server could not start. Nothing is listening when this is returned.
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +52,10 @@ const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 /// First back-off after an accept error such as EMFILE; doubles up to `MAX_ACCEPT_BACKOFF`.
 const MIN_ACCEPT_BACKOFF: Duration = Duration::from_millis(5);
 const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
+/// Encrypted bytes rustls may queue for a client that is not reading (its default is 64 KiB).
+/// More than a socket buffer's worth gains no throughput: writes wait for the socket anyway;
+/// less memory per stalled connection lets more connections fit the same memory.
+const TLS_BUFFER_BYTES: usize = 16 * 1024;
 /// At the cap with no idle connection to close, how often to look again: a busy connection may
 /// have become idle since.
 const IDLE_RECHECK: Duration = Duration::from_millis(50);
@@ -110,6 +115,7 @@ pub struct Server {
     shutdown_grace: Duration,
     ready: Arc<AtomicBool>,
     reloader: reload::Reloader,
+    metrics: Arc<Metrics>,
 }
 
 impl Server {
@@ -132,15 +138,15 @@ impl Server {
         // The demo embeds the first host's sandbox (the embedded default has exactly one).
         if let (Some(addr), Some(host)) = (config.demo_listen, config.hosts.first()) {
             let demo = Arc::new(demo::DemoHost::new(&format!("http://{}", host.sandbox)));
-            let handler: Handler = Arc::new(move |req, _| demo.handle(req));
+            let handler: Handler = Arc::new(move |req, _, _| demo.handle(req));
             listeners.push(Listener::fixed(ListenerKind::Demo, addr, handler, &config).await?);
         }
         if let Some(addr) = config.admin_listen {
             let admin = Arc::new(admin::Admin::new(metrics.clone(), ready.clone()));
-            let handler: Handler = Arc::new(move |req, _| admin.handle(req));
+            let handler: Handler = Arc::new(move |req, _, _| admin.handle(req));
             listeners.push(Listener::fixed(ListenerKind::Admin, addr, handler, &config).await?);
         }
-        let reloader = reload::Reloader::new(config_path, generation, endpoint_tx, metrics);
+        let reloader = reload::Reloader::new(config_path, generation, endpoint_tx, metrics.clone());
         Ok(Server {
             listeners,
             cap: Cap {
@@ -150,6 +156,7 @@ impl Server {
             shutdown_grace: config.limits.shutdown_grace,
             ready,
             reloader,
+            metrics,
         })
     }
 
@@ -208,6 +215,10 @@ impl Server {
             }
         }
         drop(drain);
+        let trimmer = tokio::spawn(memory::give_back_freed_memory(
+            self.metrics.clone(),
+            stop_rx.clone(),
+        ));
         let reloader = tokio::spawn(self.reloader.run(stop_rx));
         shutdown.await;
         self.ready.store(false, Ordering::SeqCst);
@@ -217,6 +228,7 @@ impl Server {
             let _ = task.await;
         }
         let _ = reloader.await;
+        let _ = trimmer.await;
         match tokio::time::timeout(self.shutdown_grace, alive_rx.recv()).await {
             Ok(_) => tracing::info!("drained: all connections closed"),
             Err(_) => tracing::warn!("shutdown grace ran out; closing the remaining connections"),
@@ -432,7 +444,7 @@ async fn serve_connection(
     let result = match &endpoint.tls {
         Some(acceptor) => {
             let handshake = tokio::time::timeout(limits.handshake_timeout, acceptor.accept(stream));
-            let tls_stream = match handshake.await {
+            let mut tls_stream = match handshake.await {
                 Ok(Ok(s)) => s,
                 Ok(Err(e)) => {
                     metrics.inspect(|m| m.handshake_failed());
@@ -445,6 +457,11 @@ async fn serve_connection(
                     return;
                 }
             };
+            // What rustls may hold of answers the client has not read; see `TLS_BUFFER_BYTES`.
+            tls_stream
+                .get_mut()
+                .1
+                .set_buffer_limit(Some(TLS_BUFFER_BYTES));
             let (_, session) = tls_stream.get_ref();
             let h2 = session.alpn_protocol() == Some(b"h2");
             let sni = session.server_name().map(str::to_owned);
@@ -516,6 +533,7 @@ where
 {
     let handler = endpoint.handler.clone();
     let counted = activity.clone();
+    let unsent = Unsent::new(endpoint.limits.max_unsent_bytes);
     let service = service_fn(move |req: Request<Incoming>| {
         let transport = match &tls {
             None => Transport::Plain,
@@ -523,7 +541,7 @@ where
                 server_name: sni.as_deref(),
             },
         };
-        let response = handler(&req, transport);
+        let response = handler(&req, transport, &unsent);
         counted.answered();
         async move { Ok::<_, Infallible>(response) }
     });

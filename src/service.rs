@@ -11,7 +11,6 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::header::{self, HeaderName, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
-use http_body_util::Full;
 
 use crate::config::{Config, HostEntry};
 use crate::csp::{Dropped, QueryError, policy_for_query};
@@ -21,20 +20,14 @@ use crate::origin::{Origin, is_dns_label};
 use crate::page::PageTemplate;
 use crate::telemetry::LogBudget;
 
-pub(crate) type Body = Full<Bytes>;
+pub use crate::body::Body;
+use crate::body::Unsent;
 
 /// At most this many dropped entries are logged one by one per request; the rest as a count.
 const MAX_DROPPED_LOGGED: usize = 16;
 
 /// Dropped-entry lines per second across all requests; the rest are counted in metrics only.
 static DROPPED_LOG_BUDGET: LogBudget = LogBudget::new(20);
-
-/// Rendered pages kept per host; when full, the host's cache starts over. The answer depends
-/// only on (host, query), so a repeated request costs a lookup and a few header clones. Only
-/// queries up to `PAGE_CACHE_MAX_QUERY` bytes are kept, so the cache stays a few MiB per host
-/// whatever a client sends.
-const PAGE_CACHE_ENTRIES: usize = 256;
-const PAGE_CACHE_MAX_QUERY: usize = 2048;
 
 // The referrer a view's requests carry: the sandbox origin only, and nothing over http.
 // `no-referrer` would break referrer-bound APIs (map tiles, some CDNs) that views use; the
@@ -47,6 +40,7 @@ const NOSNIFF: HeaderValue = HeaderValue::from_static("nosniff");
 const ORIGIN_AGENT_CLUSTER: HeaderName = HeaderName::from_static("origin-agent-cluster");
 const OAC_ON: HeaderValue = HeaderValue::from_static("?1");
 const ALLOW_GET_HEAD: HeaderValue = HeaderValue::from_static("GET, HEAD");
+const RETRY_AFTER: HeaderValue = HeaderValue::from_static("1");
 const CLEAR_SITE_DATA: HeaderName = HeaderName::from_static("clear-site-data");
 const CLEAR_COOKIES: HeaderValue = HeaderValue::from_static("\"cookies\"");
 // Error answers are not pages: nothing in them may run, and nobody may frame them.
@@ -60,8 +54,6 @@ struct Host {
     /// `frame-ancestors <origin>`: a policy of its own, so it holds whatever the view policy is.
     frame_ancestors: HeaderValue,
     counters: Arc<HostCounters>,
-    /// Raw query → rendered page.
-    pages: RwLock<HashMap<Box<str>, Arc<RenderedPage>>>,
 }
 
 /// A page and the headers that depend on its query, built once.
@@ -71,6 +63,60 @@ struct RenderedPage {
     body: Bytes,
     length: HeaderValue,
     dropped: Vec<Dropped>,
+}
+
+impl RenderedPage {
+    /// What keeping it costs, roughly: the page, its policy, and the query that keys it.
+    fn bytes(&self, query: &str) -> usize {
+        self.body.len() + self.view_policy.len() + query.len()
+    }
+}
+
+/// Rendered pages by (host, raw query), shared by every answer that carries one. The answer
+/// depends only on those, so a repeated request costs a lookup and a few header clones. The
+/// cache holds at most `budget` bytes whatever clients send; when a page would not fit, it
+/// starts over (a simple rule that keeps a lookup a single hash probe and never evicts in a
+/// loop).
+#[derive(Debug)]
+struct PageCache {
+    pages: RwLock<CachedPages>,
+    budget: usize,
+}
+
+#[derive(Debug, Default)]
+struct CachedPages {
+    /// Host index → raw query → page.
+    by_host: HashMap<usize, HashMap<Box<str>, Arc<RenderedPage>>>,
+    bytes: usize,
+}
+
+impl PageCache {
+    fn new(budget: usize) -> Self {
+        PageCache {
+            pages: RwLock::new(CachedPages::default()),
+            budget,
+        }
+    }
+
+    fn get(&self, host: usize, query: &str) -> Option<Arc<RenderedPage>> {
+        let pages = self.pages.read().unwrap_or_else(PoisonError::into_inner);
+        pages.by_host.get(&host)?.get(query).cloned()
+    }
+
+    fn insert(&self, host: usize, query: &str, page: &Arc<RenderedPage>) {
+        let cost = page.bytes(query);
+        if cost > self.budget {
+            return;
+        }
+        let mut pages = self.pages.write().unwrap_or_else(PoisonError::into_inner);
+        if pages.bytes + cost > self.budget {
+            *pages = CachedPages::default();
+        }
+        let for_host = pages.by_host.entry(host).or_default();
+        if for_host.insert(query.into(), page.clone()).is_none() {
+            pages.bytes += cost;
+        }
+    }
 }
 
 /// What the connection a request arrived on says about it.
@@ -101,6 +147,7 @@ pub struct Service {
     max_query_bytes: usize,
     max_header_bytes: usize,
     page: PageTemplate,
+    pages: PageCache,
 }
 
 impl Service {
@@ -149,17 +196,28 @@ impl Service {
             max_query_bytes: config.limits.max_query_bytes,
             max_header_bytes: config.limits.max_header_bytes,
             page: PageTemplate::new(),
+            pages: PageCache::new(config.limits.page_cache_bytes),
         }
     }
 
     /// Answers one request. Never fails: every problem is a 4xx with a plain-text reason.
     pub fn handle<B>(&self, req: &Request<B>) -> Response<Body> {
-        self.handle_on(req, Transport::Plain)
+        self.handle_on(req, Transport::Plain, None)
     }
 
-    /// Answers one request that arrived over `transport`.
-    pub fn handle_on<B>(&self, req: &Request<B>, transport: Transport<'_>) -> Response<Body> {
-        let (host, mut response) = self.answer(req, transport);
+    /// Answers one request that arrived over `transport`, on a connection whose answers not
+    /// yet read by its client are counted in `unsent`: one that holds too many gets a `503`.
+    pub fn handle_on<B>(
+        &self,
+        req: &Request<B>,
+        transport: Transport<'_>,
+        unsent: Option<&Arc<Unsent>>,
+    ) -> Response<Body> {
+        let (host, response) = self.answer(req, transport);
+        let mut response = match unsent {
+            Some(unsent) => charged(response, unsent),
+            None => response,
+        };
         let counters = host.map_or(&self.unmatched, |h| &h.counters);
         counters.count_response(response.status());
         let headers = response.headers_mut();
@@ -208,7 +266,7 @@ impl Service {
         {
             return (Some(host), error(StatusCode::MISDIRECTED_REQUEST, &reason));
         }
-        (Some(host), self.answer_host(req, host))
+        (Some(host), self.answer_host(req, index))
     }
 
     /// SECURITY: a connection negotiated for one host's name must not serve another host's
@@ -275,15 +333,9 @@ impl Service {
         error(status, &reason)
     }
 
-    /// The page for `host` and a raw query, from the cache or built and cached.
-    fn rendered(&self, host: &Host, query: &str) -> Result<Arc<RenderedPage>, String> {
-        let cached = host
-            .pages
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(query)
-            .cloned();
-        if let Some(page) = cached {
+    /// The page for host `index` and a raw query, from the cache or built and cached.
+    fn rendered(&self, index: usize, query: &str) -> Result<Arc<RenderedPage>, String> {
+        if let Some(page) = self.pages.get(index, query) {
             return Ok(page);
         }
         let policy =
@@ -293,24 +345,19 @@ impl Service {
             // visible ASCII only. Refuse rather than send a page without its policy.
             return Err("the declared domains cannot form a header".to_owned());
         };
-        let body = self.page.render(&host.origin, &policy);
+        let body = self.page.render(&self.hosts[index].origin, &policy);
         let page = Arc::new(RenderedPage {
             view_policy,
             length: HeaderValue::from(body.len()),
             body,
             dropped: policy.dropped,
         });
-        if query.len() <= PAGE_CACHE_MAX_QUERY {
-            let mut pages = host.pages.write().unwrap_or_else(PoisonError::into_inner);
-            if pages.len() >= PAGE_CACHE_ENTRIES {
-                pages.clear();
-            }
-            pages.insert(query.into(), page.clone());
-        }
+        self.pages.insert(index, query, &page);
         Ok(page)
     }
 
-    fn answer_host<B>(&self, req: &Request<B>, host: &Host) -> Response<Body> {
+    fn answer_host<B>(&self, req: &Request<B>, index: usize) -> Response<Body> {
+        let host = &self.hosts[index];
         if !matches!(req.uri().path(), "/" | "/sandbox.html") {
             return error(
                 StatusCode::NOT_FOUND,
@@ -329,7 +376,7 @@ impl Service {
                 return response;
             }
         };
-        let page = match self.rendered(host, req.uri().query().unwrap_or("")) {
+        let page = match self.rendered(index, req.uri().query().unwrap_or("")) {
             Ok(page) => page,
             Err(reason) => return error(StatusCode::BAD_REQUEST, &reason),
         };
@@ -355,13 +402,38 @@ impl Service {
     }
 }
 
+/// `response`, with its body charged to its connection; a `503` if the connection already
+/// holds as much as it may.
+///
+/// SECURITY: a client that never reads (an HTTP/2 client that keeps every stream's window
+/// closed, an HTTP/1 client that stops reading) would otherwise make the service hold a page
+/// per stream, each of them unique if every query differs: megabytes per connection.
+fn charged(response: Response<Body>, unsent: &Arc<Unsent>) -> Response<Body> {
+    let (parts, body) = response.into_parts();
+    match body.charge_to(unsent) {
+        Ok(body) => Response::from_parts(parts, body),
+        Err(_) => {
+            let reason = format!(
+                "this connection holds {} bytes of answers its client has not read, the most it may (limits.max_unsent_bytes): read them, or use another connection",
+                unsent.bytes()
+            );
+            let mut response = error(StatusCode::SERVICE_UNAVAILABLE, &reason);
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, RETRY_AFTER);
+            response
+        }
+    }
+}
+
 fn page_response(host: &Host, page: &RenderedPage, head: bool) -> Response<Body> {
     let body = if head {
         Bytes::new()
     } else {
         page.body.clone()
     };
-    let mut response = Response::new(Full::new(body));
+    let body = Body::new(body).also_holding(page.view_policy.len());
+    let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HTML);
     headers.insert(header::CONTENT_LENGTH, page.length.clone());
@@ -385,7 +457,6 @@ impl Host {
             frame_ancestors: HeaderValue::from_str(&value)
                 .expect("a validated origin is visible ASCII"),
             counters: metrics.host(&entry.origin.to_string()),
-            pages: RwLock::new(HashMap::new()),
             origin: entry.origin.clone(),
         }
     }
@@ -508,7 +579,7 @@ fn error(status: StatusCode, reason: &str) -> Response<Body> {
         status.canonical_reason().unwrap_or("")
     );
     let length = HeaderValue::from(body.len());
-    let mut response = Response::new(Full::new(Bytes::from(body)));
+    let mut response = Response::new(Body::new(Bytes::from(body)));
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, TEXT);
