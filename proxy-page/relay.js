@@ -60,6 +60,12 @@
     return;
   }
 
+  // SECURITY: over plain http off loopback, anyone on the path can rewrite this page, the relay
+  // and every view; the service says so at start too, but the host developer looks here.
+  if (!window.isSecureContext) {
+    console.warn('[sandbox] this page is not a secure context (plain http off loopback): the ' +
+      'relay and the views can be changed in transit. Serve the sandbox over https.');
+  }
   reportDroppedSources();
   window.addEventListener('message', onMessage);
   postToHost({ jsonrpc: '2.0', method: PROXY_READY, params: {} });
@@ -259,7 +265,19 @@
     }
     view = frame;
     viewTarget = sameOrigin ? window.location.origin : '*';
+    if (sameOrigin) noteWhatTheHostMustEnforce();
     warnAboutMissingDomains(params.csp);
+  }
+
+  // SECURITY: a same-origin view shares this page's origin, so it can script this page and
+  // navigate this very frame to any URL, carrying data past its connect-src. Nothing in this
+  // frame can stop that, and nothing here can see the host's own policy: the host must. Said
+  // once per mount, as a note rather than a warning: it is the spec's default and usually fine.
+  function noteWhatTheHostMustEnforce() {
+    console.info('[sandbox] the view shares this page\'s origin (allow-same-origin): it can ' +
+      'script this page and navigate its frame anywhere. The host keeps it in: its iframe\'s ' +
+      'sandbox attribute without allow-top-navigation, and a Content-Security-Policy frame-src ' +
+      'that lists only the sandbox names (see "Security requirements" in docs/hosts.md).');
   }
 
   function sandboxTokens(override) {

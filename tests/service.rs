@@ -564,7 +564,11 @@ fn a_connection_holding_unread_answers_gets_503_until_it_reads_them() {
         service.handle_on(&request, Transport::Plain, Some(&unsent))
     };
     let first = page();
-    assert_eq!(first.status(), StatusCode::OK, "nothing unsent: always answered");
+    assert_eq!(
+        first.status(),
+        StatusCode::OK,
+        "nothing unsent: always answered"
+    );
     assert!(unsent.bytes() > 1024, "charged: the page and its policy");
     let refused = page();
     assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);

@@ -5,7 +5,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  startTlsProxy, startServer, freePort, html, launchChromium, collectConsole, freshPage,
+  startTlsProxy, startProxy, startServer, freePort, html, launchChromium, collectConsole, freshPage,
   RAW_HOST, view, report,
 } from './harness.mjs';
 
@@ -234,19 +234,23 @@ document.body.appendChild(f);
   });
 
   it('an opaque sandbox override really gives origin null, drops forbidden tokens, and still relays', T, async (t) => {
-    const { page, proxyFrame } = await hostPage(t);
+    const { page, proxyFrame, console } = await hostPage(t);
     await page.evaluate((html) => window.sendResource({ html, sandbox: 'allow-scripts allow-top-navigation allow-top-navigation-by-user-activation' }),
       view("report('origin', self.origin)"));
     assert.equal(await report(page, 'origin'), 'null');
     assert.equal(await proxyFrame.evaluate(() => document.querySelector('iframe').getAttribute('sandbox')), 'allow-scripts');
     assert.equal(await proxyFrame.evaluate(() => document.querySelector('iframe').hasAttribute('srcdoc')), true);
     await roundTrip(page, 'opaque-relay');
+    assert.ok(!console.some((m) => m.includes("shares this page's origin")), 'no same-origin note for an opaque view');
   });
 
   it('the default mount is same-origin with the proxy, through document.write', T, async (t) => {
-    const { page, proxyFrame } = await hostPage(t);
+    const { page, proxyFrame, console } = await hostPage(t);
     await page.evaluate((html) => window.sendResource({ html }), view("report('origin', self.origin)"));
     assert.equal(await report(page, 'origin'), new URL(proxyUrl).origin);
+    assert.ok(console.some((m) => m.startsWith('info:') && m.includes("shares this page's origin")
+      && m.includes('frame-src')), `the host's requirements are noted:\n${console.join('\n')}`);
+    assert.ok(!console.some((m) => m.includes('not a secure context')), 'served over TLS: no transport warning');
     const attrs = await proxyFrame.evaluate(() => {
       const f = document.querySelector('iframe');
       return { sandbox: f.getAttribute('sandbox'), srcdoc: f.hasAttribute('srcdoc'), allow: f.getAttribute('allow') };
@@ -370,5 +374,19 @@ document.body.appendChild(f);
     await page.evaluate(() => window.toProxy({ jsonrpc: '2.0', method: 'ui/notifications/host-context-changed', params: { theme: 'red; x' } }));
     await roundTrip(page, 'after-junk-theme');
     assert.equal(await scheme(), 'light', 'only light or dark');
+  });
+
+  it('warns when the proxy page is not a secure context (plain http off loopback)', T, async (t) => {
+    const port = await freePort();
+    const plain = await startProxy(`listen = "127.0.0.1:${port}"
+[[hosts]]
+origin = "${hostOrigin}"
+sandbox = "plain.sandbox.test:${port}"
+`);
+    t.after(() => plain.stop());
+    const { page, console } = await freshPage(browser, t);
+    await page.goto(`${hostOrigin}/raw`);
+    await page.evaluate((proxyUrl) => window.mountProxy({ proxyUrl }), `http://plain.sandbox.test:${port}/sandbox.html`);
+    assert.ok(console.some((m) => m.startsWith('warning:') && m.includes('not a secure context')), console.join('\n'));
   });
 });
