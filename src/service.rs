@@ -527,9 +527,15 @@ fn authority_host(authority: &str) -> &str {
     }
 }
 
+/// The authority without its port when the port is the default one, written in digits only
+/// (`u16`'s parser would also take `+80`, which no authority is).
 fn strip_port(authority: &str, default_port: u16) -> &str {
     match authority.rsplit_once(':') {
-        Some((host, port)) if port.parse() == Ok(default_port) => host,
+        Some((host, port))
+            if port.bytes().all(|b| b.is_ascii_digit()) && port.parse() == Ok(default_port) =>
+        {
+            host
+        }
         _ => authority,
     }
 }

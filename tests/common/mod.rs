@@ -3,6 +3,7 @@
 
 pub mod net;
 pub mod process;
+pub mod properties;
 
 use std::path::Path;
 
