@@ -81,6 +81,8 @@ pub struct Limits {
     pub max_unsent_bytes: usize,
     /// Bytes of rendered pages kept for reuse, across all hosts.
     pub page_cache_bytes: usize,
+    /// Cookie bytes an HTTP/2 request may carry and still get its answer (which clears them).
+    pub h2_cookie_bytes: usize,
 }
 
 impl Default for Limits {
@@ -96,6 +98,9 @@ impl Default for Limits {
             h2_max_concurrent_streams: 32,
             max_unsent_bytes: 256 * 1024,
             page_cache_bytes: 16 * 1024 * 1024,
+            // Chromium's cap on the partitioned cookies a cross-site frame can set (10 KiB, 180
+            // cookies) counted as HTTP/2 does (each cookie a field, plus 32 bytes): ≈ 17 KiB.
+            h2_cookie_bytes: 32 * 1024,
         }
     }
 }
@@ -462,13 +467,14 @@ impl<'a> Walker<'a> {
             }
         }
         let mut streams = limits.h2_max_concurrent_streams as usize;
-        let counts: [(&str, &mut usize, usize); 6] = [
+        let counts: [(&str, &mut usize, usize); 7] = [
             ("max_connections", &mut limits.max_connections, 1 << 24),
             ("max_header_bytes", &mut limits.max_header_bytes, 1 << 20),
             ("max_query_bytes", &mut limits.max_query_bytes, 1 << 20),
             ("h2_max_concurrent_streams", &mut streams, 10_000),
             ("max_unsent_bytes", &mut limits.max_unsent_bytes, 1 << 30),
             ("page_cache_bytes", &mut limits.page_cache_bytes, 1 << 34),
+            ("h2_cookie_bytes", &mut limits.h2_cookie_bytes, 1 << 24),
         ];
         known.extend(counts.iter().map(|(name, _, _)| *name));
         for (name, slot, max) in counts {

@@ -588,22 +588,17 @@ where
     }
 }
 
-/// What browsers may send as cookies over HTTP/2 and still get an answer from the service,
-/// which then clears them. HTTP/2 has no byte stream to drop them from: each cookie is its own
-/// field, counted by h2 as its bytes plus 32. Chromium caps the partitioned cookies a
-/// cross-site frame can set at 10 KiB and 180 cookies per partition (third-party cookies being
-/// blocked): 10 KiB + 180 × 39 bytes ≈ 17 KiB.
-const H2_COOKIE_ALLOWANCE: usize = 32 * 1024;
-
-/// HTTP/2's header list limit: the service's own limits (fields, query) plus the cookie
-/// allowance and h2's per-field overhead, so that a head within the service's limits always
-/// reaches the service, which answers a breach with its own error and headers.
+/// HTTP/2's header list limit: the service's own limits (fields, query) plus the cookies it
+/// tolerates (`limits.h2_cookie_bytes`) and h2's per-field overhead, so that a head within the
+/// service's limits always reaches the service, which answers a breach with its own error and
+/// headers. HTTP/2 has no byte stream to drop cookies from: each is its own field, counted by
+/// h2 as its bytes plus 32.
 fn h2_header_list_limit(limits: &Limits) -> u32 {
     let per_field_overhead = MAX_FIELDS * 32;
     let total = limits.max_header_bytes
         + limits.max_query_bytes
         + REQUEST_LINE_SLACK
-        + H2_COOKIE_ALLOWANCE
+        + limits.h2_cookie_bytes
         + per_field_overhead;
     u32::try_from(total).unwrap_or(u32::MAX)
 }

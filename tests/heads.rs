@@ -205,3 +205,27 @@ async fn tls_http1_refusals_carry_hsts() {
     );
     running.stop().await;
 }
+
+#[tokio::test]
+async fn http2_takes_a_firefox_sized_flood_when_h2_cookie_bytes_allows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key, der) = write_cert(dir.path(), "sandbox", &["chat.sandbox.test"]);
+    let limits = "[limits]\nh2_cookie_bytes = 1048576\n";
+    let text = format!("{TWO_HOSTS}\n[tls]\ncert = {cert:?}\nkey = {key:?}\n{limits}");
+    let running = Running::start(&config(&text)).await;
+    let tcp = TcpStream::connect(running.addr).await.unwrap();
+    let name = ServerName::try_from("chat.sandbox.test").unwrap();
+    let tls = tls_client(der, &[b"h2"]).connect(name, tcp).await.unwrap();
+    // What Firefox ESR 153 sent after a view planted its fill: 169 cookies of 4 000 bytes.
+    let mut request = page_request("chat.sandbox.test", true, "/");
+    for i in 0..169 {
+        let crumb = format!("c{i:03}={}", "v".repeat(4000));
+        request
+            .headers_mut()
+            .append(header::COOKIE, HeaderValue::from_str(&crumb).unwrap());
+    }
+    let (parts, _) = send(tls, true, request).await;
+    assert_eq!(parts.status, StatusCode::OK);
+    assert_eq!(parts.headers["clear-site-data"], "\"cookies\"");
+    running.stop().await;
+}
