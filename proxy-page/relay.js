@@ -66,9 +66,41 @@
     console.warn('[sandbox] this page is not a secure context (plain http off loopback): the ' +
       'relay and the views can be changed in transit. Serve the sandbox over https.');
   }
+  clearPlantedCookies();
   reportDroppedSources();
   window.addEventListener('message', onMessage);
   postToHost({ jsonrpc: '2.0', method: PROXY_READY, params: {} });
+
+  // SECURITY: the service sets no cookie, so every cookie this page can see was set by a view,
+  // for this name or a parent one that every MCP server's label shares: a note from one
+  // server's view to another's, or a flood that costs later views their pages. The service's
+  // answer clears them with Clear-Site-Data, which Chromium honours in a frame and Firefox
+  // does not; so they are also expired here, for this host and each parent, before any view
+  // is mounted. A view can only set cookies that script can see, so none escapes this.
+  function clearPlantedCookies() {
+    var jar = document.cookie;
+    if (!jar) return;
+    var names = jar.split(';').map(function (pair) {
+      return pair.split('=')[0].trim();
+    }).filter(Boolean);
+    var labels = window.location.hostname.split('.');
+    var domains = [''];
+    for (var i = 0; i < labels.length - 1; i++) domains.push('; Domain=' + labels.slice(i).join('.'));
+    var paths = ['/', window.location.pathname];
+    var expired = '=; Expires=Thu, 01 Jan 1970 00:00:00 GMT';
+    var kinds = ['', '; Secure; SameSite=None', '; Secure; SameSite=None; Partitioned'];
+    names.forEach(function (name) {
+      domains.forEach(function (domain) {
+        paths.forEach(function (path) {
+          kinds.forEach(function (kind) {
+            document.cookie = name + expired + '; Path=' + path + domain + kind;
+          });
+        });
+      });
+    });
+    console.warn('[sandbox] cleared ' + names.length + ' cookie(s) a view had set for this ' +
+      'sandbox name: views must not use cookies here (another server\'s view could read them)');
+  }
 
   function refuse(reason) {
     var p = document.createElement('p');

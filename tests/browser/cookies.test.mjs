@@ -4,7 +4,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  startTlsProxy, startServer, freePort, html, launchChromium, freshPage,
+  startTlsProxy, startServer, freePort, html, launchChromium, launchFirefox, freshPage,
   RAW_HOST, view, report,
 } from './harness.mjs';
 
@@ -18,7 +18,18 @@ async function mount(page, proxyUrl) {
   ]), proxyUrl);
 }
 
-describe('cookies planted by one server\'s view', () => {
+// Cookies for the parent sandbox name (shared by every label) and for the view's own label,
+// as many as the view can make: Chromium keeps at most 180 partitioned cookies, 10 KiB in all.
+const PLANT = `
+const attributes = '; Path=/; Secure; SameSite=None; Partitioned';
+for (let i = 0; i < 200; i++) {
+document.cookie = 'flood' + i + '=' + 'x'.repeat(60) + '; Domain=chat.sandbox.test' + attributes;
+}
+document.cookie = 'secret=from-server-a' + attributes;
+document.cookie = 'shared=from-server-a; Domain=chat.sandbox.test' + attributes;
+report('planted', document.cookie.length);`;
+
+describe('cookies planted by one server\'s view (Chromium)', () => {
   let browser, proxy, server, hostOrigin, proxyPort;
 
   before(async () => {
@@ -37,16 +48,7 @@ describe('cookies planted by one server\'s view', () => {
     assert.equal(await proxy?.stop(), 0);
   });
 
-  // Cookies for the parent sandbox name (shared by every label) and for the view's own label,
-  // as many as the view can make: Chromium keeps at most 180 partitioned cookies, 10 KiB in all.
-  const PLANT = `
-const attributes = '; Path=/; Secure; SameSite=None; Partitioned';
-for (let i = 0; i < 200; i++) {
-  document.cookie = 'flood' + i + '=' + 'x'.repeat(60) + '; Domain=chat.sandbox.test' + attributes;
-}
-document.cookie = 'secret=from-server-a' + attributes;
-document.cookie = 'shared=from-server-a; Domain=chat.sandbox.test' + attributes;
-report('planted', document.cookie.length);`;
+
 
   it("another server's next view loads, and reads none of them", T, async (t) => {
     const { page, console } = await freshPage(browser, t);
@@ -75,5 +77,62 @@ report('planted', document.cookie.length);`;
     assert.equal(pageB.status, 200, 'the flood did not cost the page');
     assert.equal((await pageB.headers)['clear-site-data'], '"cookies"', 'the answer cleared them');
     assert.ok(console.some((m) => m.includes('Cleared data types: "cookies"')), 'and Chromium cleared them');
+  });
+});
+
+// Firefox lets a cross-site frame plant far more (its partition takes 180 cookies of 4 KiB) and
+// ignores Clear-Site-Data in a frame: the relay's own clearing is what protects the next view.
+describe('cookies planted by one server\'s view (Firefox)', () => {
+  let browser, proxy, server, hostOrigin, proxyPort;
+
+  before(async () => {
+    const hostPort = await freePort();
+    proxyPort = await freePort();
+    hostOrigin = `http://host.localhost:${hostPort}`;
+    ({ proxy } = await startTlsProxy({ hostOrigin, port: proxyPort, perServer: true }));
+    server = await startServer({ '/raw': html(RAW_HOST) }, hostPort);
+    browser = await launchFirefox({
+      names: ['host.localhost', 'server-a.chat.sandbox.test', 'server-b.chat.sandbox.test'],
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+    assert.equal(await proxy?.stop(), 0);
+  });
+
+  /** The value a test view reported under `key` (puppeteer's waitForFunction takes options first). */
+  async function reported(page, key) {
+    const handle = await page.waitForFunction((k) => window.received.find(
+      (m) => m.data && m.data.method === 'test/report' && m.data.params.key === k), { timeout: 10_000 }, key);
+    return (await handle.jsonValue()).data.params.value;
+  }
+
+  it("another server's next view reads none of them", T, async (t) => {
+    const page = await browser.newPage();
+    const console = [];
+    page.on('console', (m) => console.push(`${m.type()}: ${m.text()}`));
+    t.after(async () => {
+      if (t.passed === false) t.diagnostic(console.join('\n'));
+      await page.close();
+    });
+    await page.goto(`${hostOrigin}/raw`);
+    const mountFirefox = (proxyUrl) => page.evaluate((u) => Promise.race([
+      window.mountProxy({ proxyUrl: u }),
+      new Promise((_, reject) => setTimeout(() => reject(new Error(`no sandbox-proxy-ready from ${u}`)), 10_000)),
+    ]), proxyUrl);
+    await mountFirefox(`https://server-a.chat.sandbox.test:${proxyPort}/sandbox.html`);
+    await page.evaluate((h) => window.sendResource({ html: h }), view(PLANT));
+    assert.ok(await reported(page, 'planted') > 8000, 'the flood was planted');
+    await page.evaluate(() => {
+      document.getElementById('proxy').remove();
+      window.received = [];
+    });
+    await mountFirefox(`https://server-b.chat.sandbox.test:${proxyPort}/sandbox.html`);
+    await page.evaluate((h) => window.sendResource({ html: h }), view("report('cookies', document.cookie)"));
+    assert.equal(await reported(page, 'cookies'), '', "server A's cookies are not readable");
+    assert.ok(console.some((m) => m.includes('cleared') && m.includes('cookie(s) a view had set')),
+      console.join('\n'));
   });
 });

@@ -11,6 +11,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
+import puppeteer from 'puppeteer-core';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 import { STATIC_BINARY } from '../deploy/tools.mjs';
@@ -166,6 +167,22 @@ export async function freshPage(browser, t) {
     await context.close();
   });
   return { page, console };
+}
+
+/**
+ * Headless Debian Firefox ESR over WebDriver BiDi (puppeteer-core never downloads a browser),
+ * with a fresh profile: `names` resolve to loopback, and the test's self-signed certificates
+ * are accepted (Firefox has no SPKI pin list).
+ */
+export async function launchFirefox({ names = [] } = {}) {
+  return puppeteer.launch({
+    browser: 'firefox',
+    executablePath: process.env.FIREFOX || '/usr/bin/firefox-esr',
+    headless: true,
+    userDataDir: tempDir(),
+    acceptInsecureCerts: true,
+    extraPrefsFirefox: { 'network.dns.localDomains': names.join(',') },
+  });
 }
 
 /** Console messages of a page and all its frames, for assertions and for failure output. */
