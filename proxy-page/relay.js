@@ -69,6 +69,7 @@
   clearPlantedCookies();
   reportDroppedSources();
   window.addEventListener('message', onMessage);
+  window.addEventListener('pagehide', onPageHide);
   postToHost({ jsonrpc: '2.0', method: PROXY_READY, params: {} });
 
   // SECURITY: the service sets no cookie, so every cookie this page can see was set by a view,
@@ -100,6 +101,16 @@
     });
     console.warn('[sandbox] cleared ' + names.length + ' cookie(s) a view had set for this ' +
       'sandbox name: views must not use cookies here (another server\'s view could read them)');
+  }
+
+  // When the host removes this frame (or leaves), the view goes first, so that anything it does
+  // on its way out (an unload handler planting cookies) is done, then the cookies are expired:
+  // a flood of them would otherwise travel with the next proxy page request, and over HTTP/2 a
+  // large one is refused before the service can clear it. A page kept for back/forward
+  // (persisted) keeps its view.
+  function onPageHide(event) {
+    if (!event.persisted && view && view.parentNode) view.parentNode.removeChild(view);
+    clearPlantedCookies();
   }
 
   function refuse(reason) {

@@ -62,9 +62,10 @@ describe('cookies planted by one server\'s view (Chromium)', () => {
     await page.evaluate((h) => window.sendResource({ html: h }), view(PLANT));
     assert.ok(await report(page, 'planted') > 8000, 'the flood was planted');
 
-    // Server B's view, in a new proxy frame on its own label.
+    // Server B's view, in a new proxy frame on its own label, while A's is still open (so A's
+    // page has not cleared them on its way out): B's request carries them, its answer clears them.
     await page.evaluate(() => {
-      document.getElementById('proxy').remove();
+      document.getElementById('proxy').id = 'proxy-a';
       window.received = [];
     });
     const serverB = `https://server-b.chat.sandbox.test:${proxyPort}/sandbox.html`;
@@ -134,5 +135,36 @@ describe('cookies planted by one server\'s view (Firefox)', () => {
     assert.equal(await reported(page, 'cookies'), '', "server A's cookies are not readable");
     assert.ok(console.some((m) => m.includes('cleared') && m.includes('cookie(s) a view had set')),
       console.join('\n'));
+  });
+
+  it('a flood larger than HTTP/2 takes is gone when its view goes, so the next view loads', T, async (t) => {
+    const page = await browser.newPage();
+    const console = [];
+    page.on('console', (m) => console.push(`${m.type()}: ${m.text()}`));
+    t.after(async () => {
+      if (t.passed === false) t.diagnostic(console.join('\n'));
+      await page.close();
+    });
+    await page.goto(`${hostOrigin}/raw`);
+    const mountFirefox = (proxyUrl) => page.evaluate((u) => Promise.race([
+      window.mountProxy({ proxyUrl: u }),
+      new Promise((_, reject) => setTimeout(() => reject(new Error(`no sandbox-proxy-ready from ${u}`)), 10_000)),
+    ]), proxyUrl);
+    await mountFirefox(`https://server-a.chat.sandbox.test:${proxyPort}/sandbox.html`);
+    // About 400 KB: far over limits.h2_cookie_bytes (32 KiB), within what Firefox keeps.
+    await page.evaluate((h) => window.sendResource({ html: h }), view(`
+for (let i = 0; i < 100; i++) {
+  document.cookie = 'big' + i + '=' + 'x'.repeat(4000) + '; Domain=chat.sandbox.test; Path=/; Secure; SameSite=None';
+}
+report('planted', document.cookie.length);`));
+    assert.ok(await reported(page, 'planted') > 300_000, 'the flood was planted');
+    // The host closes that view: its frame is removed.
+    await page.evaluate(() => {
+      document.getElementById('proxy').remove();
+      window.received = [];
+    });
+    await mountFirefox(`https://server-b.chat.sandbox.test:${proxyPort}/sandbox.html`);
+    await page.evaluate((h) => window.sendResource({ html: h }), view("report('cookies', document.cookie)"));
+    assert.equal(await reported(page, 'cookies'), '');
   });
 });
