@@ -79,11 +79,14 @@ async fn closed_window_connection(
             sender.send_request(request).await
         }
     });
-    join_all(requests)
-        .await
-        .into_iter()
-        .filter_map(Result::ok)
-        .collect()
+    let mut answered = Vec::new();
+    for outcome in join_all(requests).await {
+        match outcome {
+            Ok(response) => answered.push(response),
+            Err(e) => eprintln!("connection {seed}: a stream failed: {e:?}"),
+        }
+    }
+    answered
 }
 
 /// Runs each future as its own task; their outputs in order.
@@ -134,13 +137,15 @@ async fn non_reading_clients(
 }
 
 /// The bound this test holds the service to, stated so that a regression fails it (the sizing
-/// formula of docs/operations.md, for this config): the page cache's budget; per HTTP/2
+/// formula of docs/operations.md, for this config): the page cache's budget (4 MiB here); per HTTP/2
 /// connection its unsent-bytes budget (256 KiB), one page over it (at most 128 KiB with a
 /// 16 KiB query), 2 KiB per stream (100 here), TLS and HTTP/2 buffers (80 KiB); per HTTP/1
 /// connection one page and its buffers. Measured here: about 400 KiB per HTTP/2 connection of
 /// 100 streams and 100 KiB per HTTP/1 connection; before unsent bytes were charged, an HTTP/2
 /// connection held 8.6 MiB.
-const PAGE_CACHE: u64 = 16 * 1024;
+const PAGE_CACHE: u64 = 4 * 1024;
+/// What the allocator keeps besides: arenas, fragmentation, the cache's own maps.
+const ALLOCATOR_SLACK: u64 = 8 * 1024;
 const PER_H2_CONNECTION_KIB: u64 = 256 + 128 + 100 * 2 + 80;
 const PER_H1_CONNECTION_KIB: u64 = 128 + 80;
 
@@ -149,7 +154,12 @@ async fn closed_http2_windows_and_non_reading_clients_keep_memory_bounded() {
     let dir = tempfile::tempdir().unwrap();
     let (cert, key, der) = write_cert(dir.path(), "sandbox", &["chat.sandbox.test"]);
     // 100 streams per connection, as in the attack this guards against; the default is lower.
-    let limits = "h2_max_concurrent_streams = 100\nmax_connections = 400";
+    let limits = format!(
+        // Deadlines are not what this test probes: long, so a loaded machine cannot trip them.
+        "h2_max_concurrent_streams = 100\nmax_connections = 400\npage_cache_bytes = {}\n\
+         handshake_timeout = \"60s\"\nheader_read_timeout = \"60s\"",
+        PAGE_CACHE * 1024
+    );
     let text = format!("{TWO_HOSTS}\n[tls]\ncert = {cert:?}\nkey = {key:?}\n[limits]\n{limits}\n");
     let config = write_config(dir.path(), &text);
     let serving = Serving::start(&config);
@@ -210,7 +220,7 @@ async fn closed_http2_windows_and_non_reading_clients_keep_memory_bounded() {
 
     drop((held, stalled));
     // Memory goes back: connections close, their pages are freed, the allocator returns them.
-    let near_baseline = baseline + PAGE_CACHE;
+    let near_baseline = baseline + PAGE_CACHE + ALLOCATOR_SLACK;
     let start = Instant::now();
     let mut after = serving.rss_kib();
     while after > near_baseline && start.elapsed() < Duration::from_secs(20) {
