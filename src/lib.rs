@@ -18,6 +18,7 @@
 mod admin;
 pub mod body;
 pub mod cli;
+mod compress;
 pub mod config;
 pub mod csp;
 mod demo;
@@ -26,6 +27,8 @@ mod idle;
 mod io;
 mod memory;
 pub mod metrics;
+#[cfg(test)]
+mod minify;
 pub mod origin;
 mod page;
 mod reload;

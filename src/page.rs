@@ -1,4 +1,5 @@
-//! The proxy page: `proxy-page/` embedded at build time, rendered for one host and one policy.
+//! The proxy page: `proxy-page/` stripped and embedded at build time, rendered for one host
+//! and one policy.
 //!
 //! The only per-request text in the page is one JSON document inside a
 //! `<script type="application/json">`, escaped so that no string can close that element.
@@ -9,8 +10,9 @@ use serde_json::{Value, json};
 use crate::csp::{DomainList, ViewPolicy};
 use crate::origin::Origin;
 
-const TEMPLATE: &str = include_str!("../proxy-page/sandbox.html");
-const RELAY_JS: &str = include_str!("../proxy-page/relay.js");
+// The sources in proxy-page/, as build.rs strips them (comments and indentation).
+const TEMPLATE: &str = include_str!(concat!(env!("OUT_DIR"), "/sandbox.html"));
+const RELAY_JS: &str = include_str!(concat!(env!("OUT_DIR"), "/relay.js"));
 const CONFIG_SLOT: &str = "/*SANDBOX_CONFIG*/";
 const RELAY_SLOT: &str = "/*RELAY_JS*/";
 

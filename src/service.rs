@@ -5,13 +5,14 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{self, HeaderName, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 
+use crate::compress::{self, Encoding};
 use crate::config::{Config, HostEntry};
 use crate::csp::{Dropped, QueryError, policy_for_query};
 use crate::io::head::{MAX_FIELDS, REFUSAL_FIELD, REQUEST_LINE_SLACK, Refusal};
@@ -41,6 +42,7 @@ const ORIGIN_AGENT_CLUSTER: HeaderName = HeaderName::from_static("origin-agent-c
 const OAC_ON: HeaderValue = HeaderValue::from_static("?1");
 const ALLOW_GET_HEAD: HeaderValue = HeaderValue::from_static("GET, HEAD");
 const RETRY_AFTER: HeaderValue = HeaderValue::from_static("1");
+const VARY_ACCEPT_ENCODING: HeaderValue = HeaderValue::from_static("accept-encoding");
 const CLEAR_SITE_DATA: HeaderName = HeaderName::from_static("clear-site-data");
 const CLEAR_COOKIES: HeaderValue = HeaderValue::from_static("\"cookies\"");
 // Error answers are not pages: nothing in them may run, and nobody may frame them.
@@ -54,9 +56,12 @@ struct Host {
     counters: Arc<HostCounters>,
 }
 
-/// A page and the headers that depend on its query, built once.
+/// A page and the headers that depend on its query, built once; its compressed forms are made
+/// the first time a client accepts one, and kept with it.
 #[derive(Debug)]
 struct RenderedPage {
+    brotli: OnceLock<Bytes>,
+    gzip: OnceLock<Bytes>,
     /// Two policies in one header, `<view policy>, frame-ancestors <host origin>`: see
     /// `content_security_policy`.
     csp: HeaderValue,
@@ -68,7 +73,17 @@ struct RenderedPage {
 impl RenderedPage {
     /// What keeping it costs, roughly: the page, its policy, and the query that keys it.
     fn bytes(&self, query: &str) -> usize {
-        self.body.len() + self.csp.len() + query.len()
+        // The compressed forms, once made, are each smaller than the page itself.
+        2 * self.body.len() + self.csp.len() + query.len()
+    }
+
+    /// The body in `encoding`, compressed now if this is the first time it is asked for.
+    fn body_in(&self, encoding: Encoding) -> &Bytes {
+        match encoding {
+            Encoding::Identity => &self.body,
+            Encoding::Brotli => self.brotli.get_or_init(|| compress::brotli(&self.body)),
+            Encoding::Gzip => self.gzip.get_or_init(|| compress::gzip(&self.body)),
+        }
     }
 }
 
@@ -349,6 +364,8 @@ impl Service {
         };
         let body = self.page.render(origin, &policy);
         let page = Arc::new(RenderedPage {
+            brotli: OnceLock::new(),
+            gzip: OnceLock::new(),
             csp,
             length: HeaderValue::from(body.len()),
             body,
@@ -383,7 +400,7 @@ impl Service {
             Err(reason) => return error(StatusCode::BAD_REQUEST, &reason),
         };
         log_dropped(host, &page.dropped);
-        page_response(&page, head)
+        page_response(&page, head, Encoding::accepted_by(req))
     }
 
     /// The host entry for an authority: an exact sandbox name, or one label below a name
@@ -438,17 +455,22 @@ fn content_security_policy(view_policy: &str, origin: &Origin) -> String {
     format!("{view_policy}, frame-ancestors {origin}")
 }
 
-fn page_response(page: &RenderedPage, head: bool) -> Response<Body> {
-    let body = if head {
-        Bytes::new()
-    } else {
-        page.body.clone()
+fn page_response(page: &RenderedPage, head: bool, encoding: Encoding) -> Response<Body> {
+    let encoded = page.body_in(encoding);
+    let length = match encoding {
+        Encoding::Identity => page.length.clone(),
+        _ => HeaderValue::from(encoded.len()),
     };
+    let body = if head { Bytes::new() } else { encoded.clone() };
     let body = Body::new(body).also_holding(page.csp.len());
     let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HTML);
-    headers.insert(header::CONTENT_LENGTH, page.length.clone());
+    headers.insert(header::CONTENT_LENGTH, length);
+    if let Some(name) = encoding.header() {
+        headers.insert(header::CONTENT_ENCODING, name);
+    }
+    headers.insert(header::VARY, VARY_ACCEPT_ENCODING);
     headers.insert(header::CONTENT_SECURITY_POLICY, page.csp.clone());
     headers.insert(header::CACHE_CONTROL, NO_STORE);
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, NOSNIFF);

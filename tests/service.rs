@@ -586,3 +586,60 @@ fn a_connection_holding_unread_answers_gets_503_until_it_reads_them() {
     assert_eq!(unsent.bytes(), 0, "released with the answer");
     assert_eq!(page().status(), StatusCode::OK);
 }
+
+#[test]
+fn the_page_is_compressed_as_the_client_accepts_and_small_on_the_wire() {
+    use std::io::Read;
+    let typical = format!(
+        "/?{}",
+        csp_query(
+            r#"{"connectDomains":["https://api.example.com"],"resourceDomains":["https://cdn.example.com"]}"#
+        )
+    );
+    let ask = |encoding: Option<&str>, method: Method| {
+        let mut builder = Request::builder()
+            .method(method)
+            .uri(typical.as_str())
+            .header(header::HOST, "chat.sandbox.test");
+        if let Some(encoding) = encoding {
+            builder = builder.header(header::ACCEPT_ENCODING, encoding);
+        }
+        service().handle(&builder.body(()).unwrap())
+    };
+    let plain = ask(None, Method::GET);
+    assert!(plain.headers().get(header::CONTENT_ENCODING).is_none());
+    assert_eq!(plain.headers()[header::VARY], "accept-encoding");
+    let page = body(plain);
+
+    let br = ask(Some("gzip, deflate, br, zstd"), Method::GET);
+    assert_eq!(br.headers()[header::CONTENT_ENCODING], "br");
+    assert_eq!(br.headers()[header::VARY], "accept-encoding");
+    let length: usize = br.headers()[header::CONTENT_LENGTH]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let wire = futures_body(br.into_body());
+    assert_eq!(wire.len(), length);
+    assert!(wire.len() <= 6 * 1024, "{} bytes on the wire", wire.len());
+    let mut decoded = String::new();
+    brotli::Decompressor::new(&wire[..], 4096)
+        .read_to_string(&mut decoded)
+        .unwrap();
+    assert_eq!(decoded, page);
+
+    let gz = ask(Some("gzip"), Method::GET);
+    assert_eq!(gz.headers()[header::CONTENT_ENCODING], "gzip");
+    let mut decoded = String::new();
+    flate2::read::GzDecoder::new(&futures_body(gz.into_body())[..])
+        .read_to_string(&mut decoded)
+        .unwrap();
+    assert_eq!(decoded, page);
+
+    let head = ask(Some("br"), Method::HEAD);
+    assert_eq!(
+        head.headers()[header::CONTENT_LENGTH],
+        length.to_string().as_str()
+    );
+    assert!(futures_body(head.into_body()).is_empty());
+}
