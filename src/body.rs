@@ -103,18 +103,6 @@ impl Body {
         self
     }
 
-    pub fn empty() -> Self {
-        Body::default()
-    }
-
-    pub fn len(&self) -> usize {
-        self.rest.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.rest.is_empty()
-    }
-
     /// Charges this body to `unsent`; gives it back uncharged if it does not fit.
     pub(crate) fn charge_to(mut self, unsent: &Arc<Unsent>) -> Result<Body, Body> {
         if self.rest.is_empty() {

@@ -218,7 +218,7 @@ impl fmt::Display for SandboxName {
 }
 
 /// Splits `host[:port]`; the port, when present, must be 1–65535.
-fn split_host_port(authority: &str) -> Result<(&str, Option<u16>), ()> {
+pub(crate) fn split_host_port(authority: &str) -> Result<(&str, Option<u16>), ()> {
     match authority.rsplit_once(':') {
         None => Ok((authority, None)),
         Some((host, port)) => {

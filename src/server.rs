@@ -303,13 +303,9 @@ async fn accept_connections(
         // backlog instead of costing a task each. The one exception is the next client, who
         // is accepted first so that an idle connection is closed only for a client that is
         // really there (see `Cap::admit`).
-        let (permit, at_cap) = match &cap {
-            None => (None, false),
-            Some(cap) => match cap.permits.clone().try_acquire_owned() {
-                Ok(permit) => (Some(permit), false),
-                Err(_) => (None, true),
-            },
-        };
+        let permit = cap
+            .as_ref()
+            .and_then(|cap| cap.permits.clone().try_acquire_owned().ok());
         let accepted = tokio::select! {
             _ = stop.changed() => break,
             accepted = listener.socket.accept() => accepted,
@@ -329,18 +325,16 @@ async fn accept_connections(
             }
         };
         backoff = MIN_ACCEPT_BACKOFF;
-        let permit = match (&cap, at_cap) {
-            (Some(cap), true) => match cap.admit(&mut stop, listener.metrics.as_deref()).await {
+        let permit = match (&cap, permit) {
+            (Some(cap), None) => match cap.admit(&mut stop, listener.metrics.as_deref()).await {
                 Some(permit) => Some(permit),
                 None => {
                     // The drain began while this client waited: served like the backlog.
-                    let endpoint = listener.endpoint.borrow().clone();
-                    let metrics = listener.metrics.clone();
-                    spawn_served(stream, peer, endpoint, metrics, None, drain.clone());
+                    spawn_connection(&listener, stream, peer, None, drain.clone());
                     break;
                 }
             },
-            _ => permit,
+            (_, permit) => permit,
         };
         let admitted = permit.zip(cap.as_ref().map(|c| c.open.clone()));
         spawn_connection(&listener, stream, peer, admitted, drain.clone());

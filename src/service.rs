@@ -17,7 +17,7 @@ use crate::config::{Config, HostEntry};
 use crate::csp::{Dropped, QueryError, policy_for_query};
 use crate::io::head::{MAX_FIELDS, REFUSAL_FIELD, REQUEST_LINE_SLACK, Refusal};
 use crate::metrics::{HostCounters, Metrics};
-use crate::origin::{Origin, is_dns_label};
+use crate::origin::{Origin, is_dns_label, split_host_port};
 use crate::page::PageTemplate;
 use crate::telemetry::LogBudget;
 
@@ -60,29 +60,47 @@ struct Host {
 /// the first time a client accepts one, and kept with it.
 #[derive(Debug)]
 struct RenderedPage {
-    brotli: OnceLock<Bytes>,
-    gzip: OnceLock<Bytes>,
+    page: Encoded,
+    brotli: OnceLock<Encoded>,
+    gzip: OnceLock<Encoded>,
     /// Two policies in one header, `<view policy>, frame-ancestors <host origin>`: see
     /// `content_security_policy`.
     csp: HeaderValue,
+    dropped: Vec<Dropped>,
+}
+
+/// One form of a page, with its `Content-Length`.
+#[derive(Debug)]
+struct Encoded {
     body: Bytes,
     length: HeaderValue,
-    dropped: Vec<Dropped>,
+}
+
+impl Encoded {
+    fn new(body: Bytes) -> Self {
+        Encoded {
+            length: HeaderValue::from(body.len()),
+            body,
+        }
+    }
 }
 
 impl RenderedPage {
     /// What keeping it costs, roughly: the page, its policy, and the query that keys it.
     fn bytes(&self, query: &str) -> usize {
         // The compressed forms, once made, are each smaller than the page itself.
-        2 * self.body.len() + self.csp.len() + query.len()
+        2 * self.page.body.len() + self.csp.len() + query.len()
     }
 
-    /// The body in `encoding`, compressed now if this is the first time it is asked for.
-    fn body_in(&self, encoding: Encoding) -> &Bytes {
+    /// The page in `encoding`, compressed now if this is the first time it is asked for.
+    fn encoded(&self, encoding: Encoding) -> &Encoded {
+        let page = &self.page.body;
         match encoding {
-            Encoding::Identity => &self.body,
-            Encoding::Brotli => self.brotli.get_or_init(|| compress::brotli(&self.body)),
-            Encoding::Gzip => self.gzip.get_or_init(|| compress::gzip(&self.body)),
+            Encoding::Identity => &self.page,
+            Encoding::Brotli => self
+                .brotli
+                .get_or_init(|| Encoded::new(compress::brotli(page))),
+            Encoding::Gzip => self.gzip.get_or_init(|| Encoded::new(compress::gzip(page))),
         }
     }
 }
@@ -296,7 +314,7 @@ impl Service {
         index: usize,
     ) -> Result<(), String> {
         let Some(name) = server_name else {
-            let host = authority_host(authority);
+            let host = split_host_port(authority).map_or(authority, |(host, _)| host);
             return match host.trim_matches(['[', ']']).parse::<std::net::IpAddr>() {
                 Ok(_) => Ok(()),
                 Err(_) => Err(format!(
@@ -367,8 +385,7 @@ impl Service {
             brotli: OnceLock::new(),
             gzip: OnceLock::new(),
             csp,
-            length: HeaderValue::from(body.len()),
-            body,
+            page: Encoded::new(body),
             dropped: policy.dropped,
         });
         self.pages.insert(index, query, &page);
@@ -456,17 +473,17 @@ fn content_security_policy(view_policy: &str, origin: &Origin) -> String {
 }
 
 fn page_response(page: &RenderedPage, head: bool, encoding: Encoding) -> Response<Body> {
-    let encoded = page.body_in(encoding);
-    let length = match encoding {
-        Encoding::Identity => page.length.clone(),
-        _ => HeaderValue::from(encoded.len()),
+    let encoded = page.encoded(encoding);
+    let body = if head {
+        Bytes::new()
+    } else {
+        encoded.body.clone()
     };
-    let body = if head { Bytes::new() } else { encoded.clone() };
     let body = Body::new(body).also_holding(page.csp.len());
     let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HTML);
-    headers.insert(header::CONTENT_LENGTH, length);
+    headers.insert(header::CONTENT_LENGTH, encoded.length.clone());
     if let Some(name) = encoding.header() {
         headers.insert(header::CONTENT_ENCODING, name);
     }
@@ -543,14 +560,6 @@ fn field_bytes<B>(req: &Request<B>) -> usize {
         .filter(|(name, _)| *name != header::COOKIE)
         .map(|(name, value)| name.as_str().len() + value.len() + 4)
         .sum()
-}
-
-/// The host part of an authority: `[v6]` or a name or IPv4 address, without the port.
-fn authority_host(authority: &str) -> &str {
-    match authority.rsplit_once(':') {
-        Some((host, port)) if !host.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => host,
-        _ => authority,
-    }
 }
 
 /// The authority without its port when the port is the default one, written in digits only

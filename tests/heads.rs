@@ -109,20 +109,41 @@ async fn an_http1_cookie_flood_still_gets_the_page_and_is_cleared() {
     running.stop().await;
 }
 
-#[tokio::test]
-async fn http2_takes_the_partitioned_cookie_cap_and_refuses_with_headers() {
-    let dir = tempfile::tempdir().unwrap();
-    let (cert, key, der) = write_cert(dir.path(), "sandbox", &["chat.sandbox.test"]);
-    let text = format!("{TWO_HOSTS}\n[tls]\ncert = {cert:?}\nkey = {key:?}\n");
-    let running = Running::start(&config(&text)).await;
-    let h2 = || async {
-        let tcp = TcpStream::connect(running.addr).await.unwrap();
+/// The service over TLS for chat.sandbox.test (with `limits`, a `[limits]` table or nothing),
+/// and a way to connect to it with an ALPN protocol.
+struct TlsService {
+    running: Running,
+    der: Vec<u8>,
+    _dir: tempfile::TempDir,
+}
+
+impl TlsService {
+    async fn start(limits: &str) -> TlsService {
+        let dir = tempfile::tempdir().unwrap();
+        let (cert, key, der) = write_cert(dir.path(), "sandbox", &["chat.sandbox.test"]);
+        let text = format!("{TWO_HOSTS}\n[tls]\ncert = {cert:?}\nkey = {key:?}\n{limits}");
+        let running = Running::start(&config(&text)).await;
+        TlsService {
+            running,
+            der,
+            _dir: dir,
+        }
+    }
+
+    async fn connect(&self, alpn: &[u8]) -> tokio_rustls::client::TlsStream<TcpStream> {
+        let tcp = TcpStream::connect(self.running.addr).await.unwrap();
         let name = ServerName::try_from("chat.sandbox.test").unwrap();
-        tls_client(der.clone(), &[b"h2"])
+        tls_client(self.der.clone(), &[alpn])
             .connect(name, tcp)
             .await
             .unwrap()
-    };
+    }
+}
+
+#[tokio::test]
+async fn http2_takes_the_partitioned_cookie_cap_and_refuses_with_headers() {
+    let service = TlsService::start("").await;
+    let h2 = || service.connect(b"h2");
     // What Chromium sends at its cap: 180 partitioned cookies, 10 KiB in all, one field each.
     let mut request = page_request("chat.sandbox.test", true, "/");
     for i in 0..180 {
@@ -159,7 +180,7 @@ async fn http2_takes_the_partitioned_cookie_cap_and_refuses_with_headers() {
         StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
         "limits.max_header_bytes",
     );
-    running.stop().await;
+    service.running.stop().await;
 }
 
 fn assert_refusal(parts: &http::response::Parts, body: &Bytes, status: StatusCode, reason: &str) {
@@ -180,16 +201,8 @@ fn assert_refusal(parts: &http::response::Parts, body: &Bytes, status: StatusCod
 
 #[tokio::test]
 async fn tls_http1_refusals_carry_hsts() {
-    let dir = tempfile::tempdir().unwrap();
-    let (cert, key, der) = write_cert(dir.path(), "sandbox", &["chat.sandbox.test"]);
-    let text = format!("{TWO_HOSTS}\n[tls]\ncert = {cert:?}\nkey = {key:?}\n");
-    let running = Running::start(&config(&text)).await;
-    let tcp = TcpStream::connect(running.addr).await.unwrap();
-    let name = ServerName::try_from("chat.sandbox.test").unwrap();
-    let mut tls = tls_client(der, &[b"http/1.1"])
-        .connect(name, tcp)
-        .await
-        .unwrap();
+    let service = TlsService::start("").await;
+    let mut tls = service.connect(b"http/1.1").await;
     tls.write_all(b"GET / HTTP/1.1\r\nBad Name: x\r\n\r\n")
         .await
         .unwrap();
@@ -203,19 +216,13 @@ async fn tls_http1_refusals_carry_hsts() {
             .contains("strict-transport-security: max-age="),
         "{answer}"
     );
-    running.stop().await;
+    service.running.stop().await;
 }
 
 #[tokio::test]
 async fn http2_takes_a_firefox_sized_flood_when_h2_cookie_bytes_allows_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let (cert, key, der) = write_cert(dir.path(), "sandbox", &["chat.sandbox.test"]);
-    let limits = "[limits]\nh2_cookie_bytes = 1048576\n";
-    let text = format!("{TWO_HOSTS}\n[tls]\ncert = {cert:?}\nkey = {key:?}\n{limits}");
-    let running = Running::start(&config(&text)).await;
-    let tcp = TcpStream::connect(running.addr).await.unwrap();
-    let name = ServerName::try_from("chat.sandbox.test").unwrap();
-    let tls = tls_client(der, &[b"h2"]).connect(name, tcp).await.unwrap();
+    let service = TlsService::start("[limits]\nh2_cookie_bytes = 1048576\n").await;
+    let tls = service.connect(b"h2").await;
     // What Firefox ESR 153 sent after a view planted its fill: 169 cookies of 4 000 bytes.
     let mut request = page_request("chat.sandbox.test", true, "/");
     for i in 0..169 {
@@ -227,5 +234,5 @@ async fn http2_takes_a_firefox_sized_flood_when_h2_cookie_bytes_allows_it() {
     let (parts, _) = send(tls, true, request).await;
     assert_eq!(parts.status, StatusCode::OK);
     assert_eq!(parts.headers["clear-site-data"], "\"cookies\"");
-    running.stop().await;
+    service.running.stop().await;
 }

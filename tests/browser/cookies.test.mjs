@@ -103,6 +103,19 @@ describe('cookies planted by one server\'s view (Firefox)', () => {
     assert.equal(await proxy?.stop(), 0);
   });
 
+  /** The host page in a new Firefox page, closed after `t`; its console is printed if `t` failed. */
+  async function hostPage(t) {
+    const page = await browser.newPage();
+    const console = [];
+    page.on('console', (m) => console.push(`${m.type()}: ${m.text()}`));
+    t.after(async () => {
+      if (t.passed === false) t.diagnostic(console.join('\n'));
+      await page.close();
+    });
+    await page.goto(`${hostOrigin}/raw`);
+    return { page, console };
+  }
+
   /** The value a test view reported under `key` (puppeteer's waitForFunction takes options first). */
   async function reported(page, key) {
     const handle = await page.waitForFunction((k) => window.received.find(
@@ -111,26 +124,15 @@ describe('cookies planted by one server\'s view (Firefox)', () => {
   }
 
   it("another server's next view reads none of them", T, async (t) => {
-    const page = await browser.newPage();
-    const console = [];
-    page.on('console', (m) => console.push(`${m.type()}: ${m.text()}`));
-    t.after(async () => {
-      if (t.passed === false) t.diagnostic(console.join('\n'));
-      await page.close();
-    });
-    await page.goto(`${hostOrigin}/raw`);
-    const mountFirefox = (proxyUrl) => page.evaluate((u) => Promise.race([
-      window.mountProxy({ proxyUrl: u }),
-      new Promise((_, reject) => setTimeout(() => reject(new Error(`no sandbox-proxy-ready from ${u}`)), 10_000)),
-    ]), proxyUrl);
-    await mountFirefox(`https://server-a.chat.sandbox.test:${proxyPort}/sandbox.html`);
+    const { page, console } = await hostPage(t);
+    await mount(page, `https://server-a.chat.sandbox.test:${proxyPort}/sandbox.html`);
     await page.evaluate((h) => window.sendResource({ html: h }), view(PLANT));
     assert.ok(await reported(page, 'planted') > 8000, 'the flood was planted');
     await page.evaluate(() => {
       document.getElementById('proxy').remove();
       window.received = [];
     });
-    await mountFirefox(`https://server-b.chat.sandbox.test:${proxyPort}/sandbox.html`);
+    await mount(page, `https://server-b.chat.sandbox.test:${proxyPort}/sandbox.html`);
     await page.evaluate((h) => window.sendResource({ html: h }), view("report('cookies', document.cookie)"));
     assert.equal(await reported(page, 'cookies'), '', "server A's cookies are not readable");
     assert.ok(console.some((m) => m.includes('cleared') && m.includes('cookie(s) a view had set')),
@@ -138,19 +140,8 @@ describe('cookies planted by one server\'s view (Firefox)', () => {
   });
 
   it('a flood larger than HTTP/2 takes is gone when its view goes, so the next view loads', T, async (t) => {
-    const page = await browser.newPage();
-    const console = [];
-    page.on('console', (m) => console.push(`${m.type()}: ${m.text()}`));
-    t.after(async () => {
-      if (t.passed === false) t.diagnostic(console.join('\n'));
-      await page.close();
-    });
-    await page.goto(`${hostOrigin}/raw`);
-    const mountFirefox = (proxyUrl) => page.evaluate((u) => Promise.race([
-      window.mountProxy({ proxyUrl: u }),
-      new Promise((_, reject) => setTimeout(() => reject(new Error(`no sandbox-proxy-ready from ${u}`)), 10_000)),
-    ]), proxyUrl);
-    await mountFirefox(`https://server-a.chat.sandbox.test:${proxyPort}/sandbox.html`);
+    const { page, console } = await hostPage(t);
+    await mount(page, `https://server-a.chat.sandbox.test:${proxyPort}/sandbox.html`);
     // About 400 KB: far over limits.h2_cookie_bytes (32 KiB), within what Firefox keeps.
     await page.evaluate((h) => window.sendResource({ html: h }), view(`
 for (let i = 0; i < 100; i++) {
@@ -163,7 +154,7 @@ report('planted', document.cookie.length);`));
       document.getElementById('proxy').remove();
       window.received = [];
     });
-    await mountFirefox(`https://server-b.chat.sandbox.test:${proxyPort}/sandbox.html`);
+    await mount(page, `https://server-b.chat.sandbox.test:${proxyPort}/sandbox.html`);
     await page.evaluate((h) => window.sendResource({ html: h }), view("report('cookies', document.cookie)"));
     assert.equal(await reported(page, 'cookies'), '');
   });
