@@ -79,6 +79,7 @@ fn defaults_for_limits_and_relative_paths() {
     assert_eq!(config.limits.max_connections, 1024);
     assert_eq!(config.limits.max_unsent_bytes, 256 * 1024);
     assert_eq!(config.limits.page_cache_bytes, 16 * 1024 * 1024);
+    assert_eq!(config.limits.h2_cookie_bytes, 32 * 1024);
     let tls = config.tls.unwrap();
     assert_eq!(tls.certificates[0].key, Path::new("/etc/p/tls/k.pem"));
     assert_eq!(tls.hsts_max_age, Duration::from_secs(31_536_000));
