@@ -64,6 +64,9 @@ pub struct HostEntry {
     pub origin: Origin,
     pub(crate) sandbox: SandboxName,
     pub per_server_subdomains: bool,
+    /// How long browsers and shared caches may keep this host's pages; zero: `no-store`.
+    /// The host's own `cache_max_age`, or the file's.
+    pub cache_max_age: Duration,
 }
 
 /// Every limit has a default safe for a service on the internet.
@@ -109,6 +112,9 @@ const DEFAULT_HSTS_MAX_AGE: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 const DEFAULT_WATCH_INTERVAL: Duration = Duration::from_secs(5);
 /// The longest deadline or interval: one day.
 const MAX_TIMER: Duration = Duration::from_secs(24 * 60 * 60);
+/// The longest a cache may keep a page: a host origin removed from the config can still frame
+/// a cached page this long.
+const MAX_CACHE_MAX_AGE: Duration = MAX_TIMER;
 /// The longest HSTS max-age: two years.
 const MAX_HSTS_MAX_AGE: Duration = Duration::from_secs(2 * 365 * 24 * 60 * 60);
 
@@ -290,6 +296,7 @@ impl<'a> Walker<'a> {
             "listen",
             "admin_listen",
             "watch_interval",
+            "cache_max_age",
             "tls",
             "hosts",
             "limits",
@@ -321,8 +328,16 @@ impl<'a> Walker<'a> {
             Some(value) => self.duration(value, "watch_interval", true, MAX_TIMER),
             None => Some(DEFAULT_WATCH_INTERVAL),
         };
+        let cache_max_age = match doc.get("cache_max_age") {
+            Some(value) => self.cache_max_age(value, "cache_max_age"),
+            None => Some(Duration::ZERO),
+        };
         let default_port = if doc.contains_key("tls") { 443 } else { 80 };
-        let hosts = self.hosts(doc.get("hosts"), default_port);
+        let hosts = self.hosts(
+            doc.get("hosts"),
+            default_port,
+            cache_max_age.unwrap_or_default(),
+        );
         Some(Config {
             listen: listen?,
             admin_listen,
@@ -537,7 +552,25 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn hosts(&mut self, value: Option<&Value<'_>>, default_port: u16) -> Vec<HostEntry> {
+    /// A page's cache lifetime: whole seconds, since `max-age` counts in them.
+    fn cache_max_age(&mut self, value: &Value<'_>, key: &str) -> Option<Duration> {
+        let age = self.duration(value, key, true, MAX_CACHE_MAX_AGE)?;
+        if age.subsec_nanos() != 0 {
+            let message =
+                "must be whole seconds (Cache-Control: max-age counts in seconds), like \"10m\""
+                    .to_owned();
+            self.error_at(value, key, message);
+            return None;
+        }
+        Some(age)
+    }
+
+    fn hosts(
+        &mut self,
+        value: Option<&Value<'_>>,
+        default_port: u16,
+        cache_max_age: Duration,
+    ) -> Vec<HostEntry> {
         let Some(value) = value else {
             self.problem(
                 1,
@@ -558,7 +591,7 @@ impl<'a> Walker<'a> {
         // Each entry keeps its index in the file, so messages name the right hosts[i].
         let mut hosts: Vec<(usize, HostEntry, &Value<'_>)> = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            if let Some(entry) = self.host(item, i) {
+            if let Some(entry) = self.host(item, i, cache_max_age) {
                 hosts.push((i, entry, item));
             }
         }
@@ -566,14 +599,28 @@ impl<'a> Walker<'a> {
         hosts.into_iter().map(|(_, entry, _)| entry).collect()
     }
 
-    fn host(&mut self, value: &Value<'_>, index: usize) -> Option<HostEntry> {
+    fn host(
+        &mut self,
+        value: &Value<'_>,
+        index: usize,
+        cache_max_age: Duration,
+    ) -> Option<HostEntry> {
         let prefix = format!("hosts[{index}]");
         let table = self.table(value, &prefix)?;
         self.reject_unknown_keys(
             table,
             &prefix,
-            &["origin", "sandbox", "per_server_subdomains"],
+            &[
+                "origin",
+                "sandbox",
+                "per_server_subdomains",
+                "cache_max_age",
+            ],
         );
+        let cache_max_age = match table.get("cache_max_age") {
+            Some(v) => self.cache_max_age(v, &join(&prefix, "cache_max_age")),
+            None => Some(cache_max_age),
+        };
         let origin = self.parsed::<Origin>(table, value, &prefix, "origin");
         let sandbox = self.parsed::<SandboxName>(table, value, &prefix, "sandbox");
         let per_server_subdomains = match table.get("per_server_subdomains") {
@@ -592,6 +639,7 @@ impl<'a> Walker<'a> {
             origin: origin?,
             sandbox: sandbox?,
             per_server_subdomains,
+            cache_max_age: cache_max_age?,
         })
     }
 

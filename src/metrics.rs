@@ -13,7 +13,7 @@ use http::StatusCode;
 const PREFIX: &str = "mcp_sandbox_proxy";
 
 /// The statuses the service answers with; anything else is counted as `other`.
-const STATUSES: [u16; 8] = [200, 400, 404, 405, 421, 431, 503, 0];
+const STATUSES: [u16; 9] = [200, 304, 400, 404, 405, 421, 431, 503, 0];
 
 /// Counters of one host origin (or of requests that matched no host).
 #[derive(Debug, Default)]

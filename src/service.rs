@@ -54,6 +54,9 @@ const ERROR_CSP: HeaderValue =
 struct Host {
     origin: Origin,
     counters: Arc<HostCounters>,
+    /// `no-store`, or `public, max-age=N` when the host's pages may be cached.
+    cache_control: HeaderValue,
+    cacheable: bool,
 }
 
 /// A page and the headers that depend on its query, built once; its compressed forms are made
@@ -66,20 +69,31 @@ struct RenderedPage {
     /// Two policies in one header, `<view policy>, frame-ancestors <host origin>`: see
     /// `content_security_policy`.
     csp: HeaderValue,
+    /// Names the page's bytes and policy: the base of every form's `ETag`.
+    tag: u64,
     dropped: Vec<Dropped>,
 }
 
-/// One form of a page, with its `Content-Length`.
+/// One form of a page, with its `Content-Length` and its strong `ETag`.
 #[derive(Debug)]
 struct Encoded {
     body: Bytes,
     length: HeaderValue,
+    etag: HeaderValue,
 }
 
 impl Encoded {
-    fn new(body: Bytes) -> Self {
+    /// `tag` names everything the answer's bytes depend on (see `page_tag`); each coding is a
+    /// representation of its own, so it has a tag of its own.
+    fn new(body: Bytes, tag: u64, encoding: Encoding) -> Self {
+        let etag = match encoding.header() {
+            Some(coding) => format!("\"{tag:016x}-{}\"", coding.to_str().unwrap_or_default()),
+            None => format!("\"{tag:016x}\""),
+        };
         Encoded {
             length: HeaderValue::from(body.len()),
+            // Quotes, hex digits, a dash and a coding name: always a valid header value.
+            etag: HeaderValue::from_str(&etag).unwrap_or(HeaderValue::from_static("\"\"")),
             body,
         }
     }
@@ -94,13 +108,15 @@ impl RenderedPage {
 
     /// The page in `encoding`, compressed now if this is the first time it is asked for.
     fn encoded(&self, encoding: Encoding) -> &Encoded {
-        let page = &self.page.body;
+        let (page, tag) = (&self.page.body, self.tag);
         match encoding {
             Encoding::Identity => &self.page,
             Encoding::Brotli => self
                 .brotli
-                .get_or_init(|| Encoded::new(compress::brotli(page))),
-            Encoding::Gzip => self.gzip.get_or_init(|| Encoded::new(compress::gzip(page))),
+                .get_or_init(|| Encoded::new(compress::brotli(page), tag, encoding)),
+            Encoding::Gzip => self
+                .gzip
+                .get_or_init(|| Encoded::new(compress::gzip(page), tag, encoding)),
         }
     }
 }
@@ -262,6 +278,10 @@ impl Service {
         // them and a flood of them can cost views their pages. Each answer clears them.
         if req.headers().contains_key(header::COOKIE) {
             headers.insert(CLEAR_SITE_DATA, CLEAR_COOKIES);
+            // An answer that clears one client's cookies is that client's alone: no cache may
+            // keep it and replay it to others.
+            headers.insert(header::CACHE_CONTROL, NO_STORE);
+            headers.remove(header::ETAG);
         }
         response
     }
@@ -381,11 +401,13 @@ impl Service {
             return Err("the declared domains cannot form a header".to_owned());
         };
         let body = self.page.render(origin, &policy);
+        let tag = page_tag(&body, &csp);
         let page = Arc::new(RenderedPage {
             brotli: OnceLock::new(),
             gzip: OnceLock::new(),
+            page: Encoded::new(body, tag, Encoding::Identity),
             csp,
-            page: Encoded::new(body),
+            tag,
             dropped: policy.dropped,
         });
         self.pages.insert(index, query, &page);
@@ -417,7 +439,14 @@ impl Service {
             Err(reason) => return error(StatusCode::BAD_REQUEST, &reason),
         };
         log_dropped(host, &page.dropped);
-        page_response(&page, head, Encoding::accepted_by(req))
+        let encoding = Encoding::accepted_by(req);
+        let fresh = host.cacheable && is_fresh(req, &page.encoded(encoding).etag);
+        let mut response = page_response(&page, host, head || fresh, encoding);
+        if fresh {
+            *response.status_mut() = StatusCode::NOT_MODIFIED;
+            response.headers_mut().remove(header::CONTENT_LENGTH);
+        }
+        response
     }
 
     /// The host entry for an authority: an exact sandbox name, or one label below a name
@@ -472,7 +501,37 @@ fn content_security_policy(view_policy: &str, origin: &Origin) -> String {
     format!("{view_policy}, frame-ancestors {origin}")
 }
 
-fn page_response(page: &RenderedPage, head: bool, encoding: Encoding) -> Response<Body> {
+/// What a page's answer depends on besides its coding: the page (which holds the relay, the
+/// host origin and the view policy) and its `Content-Security-Policy`. Any change to either
+/// gives a new tag, so a cache that revalidates never keeps a stale page. The hash is stable
+/// for a given build, so replicas of one release agree behind a shared cache; a tag that
+/// differs between releases costs one full answer, never a wrong one.
+fn page_tag(body: &[u8], csp: &HeaderValue) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    body.hash(&mut hasher);
+    csp.as_bytes().hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Whether the client holds this very form already: `If-None-Match` names its `ETag` (weakly
+/// compared, as RFC 9110 asks for this header) or is `*`.
+fn is_fresh<B>(req: &Request<B>, etag: &HeaderValue) -> bool {
+    let ours = etag.as_bytes();
+    req.headers()
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .flat_map(|value| value.as_bytes().split(|b| *b == b','))
+        .map(|tag| tag.trim_ascii())
+        .any(|tag| tag == b"*" || tag.strip_prefix(b"W/").unwrap_or(tag) == ours)
+}
+
+fn page_response(
+    page: &RenderedPage,
+    host: &Host,
+    head: bool,
+    encoding: Encoding,
+) -> Response<Body> {
     let encoded = page.encoded(encoding);
     let body = if head {
         Bytes::new()
@@ -489,7 +548,10 @@ fn page_response(page: &RenderedPage, head: bool, encoding: Encoding) -> Respons
     }
     headers.insert(header::VARY, VARY_ACCEPT_ENCODING);
     headers.insert(header::CONTENT_SECURITY_POLICY, page.csp.clone());
-    headers.insert(header::CACHE_CONTROL, NO_STORE);
+    headers.insert(header::CACHE_CONTROL, host.cache_control.clone());
+    if host.cacheable {
+        headers.insert(header::ETAG, encoded.etag.clone());
+    }
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, NOSNIFF);
     headers.insert(header::REFERRER_POLICY, REFERRER_POLICY);
     headers.insert(ORIGIN_AGENT_CLUSTER, OAC_ON);
@@ -498,9 +560,18 @@ fn page_response(page: &RenderedPage, head: bool, encoding: Encoding) -> Respons
 
 impl Host {
     fn new(entry: &HostEntry, metrics: &Metrics) -> Self {
+        let max_age = entry.cache_max_age.as_secs();
+        let cache_control = if max_age == 0 {
+            NO_STORE
+        } else {
+            let value = format!("public, max-age={max_age}");
+            HeaderValue::from_str(&value).unwrap_or(NO_STORE)
+        };
         Host {
             counters: metrics.host(&entry.origin.to_string()),
             origin: entry.origin.clone(),
+            cacheable: max_age > 0,
+            cache_control,
         }
     }
 }

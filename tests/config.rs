@@ -265,7 +265,10 @@ fn unknown_keys_are_errors_with_the_near_miss() {
         "{}colour = \"blue\"\n",
         host("https://a.example.com", "s.example.net")
     );
-    assert!(errors(&text)[0].contains("(known keys: origin, sandbox, per_server_subdomains)"));
+    assert!(
+        errors(&text)[0]
+            .contains("(known keys: origin, sandbox, per_server_subdomains, cache_max_age)")
+    );
 }
 
 #[test]
@@ -447,4 +450,59 @@ fn durations_are_bounded() {
     let errs = errors(&format!("watch_interval = \"2d\"\n{base}"));
     assert!(errs[0].contains("watch_interval"), "{errs:?}");
     assert!(warnings(&format!("{base}[limits]\nidle_timeout = \"1d\"\n")).is_empty());
+}
+
+#[test]
+fn cache_max_age_is_off_by_default_set_for_the_file_and_overridden_per_host() {
+    let parse = |text: &str| {
+        Config::parse("c.toml", text, Path::new("/"))
+            .unwrap()
+            .config
+    };
+    let off = parse(&host("https://chat.example.com", "chat.sandbox.test"));
+    assert_eq!(off.hosts[0].cache_max_age, Duration::ZERO);
+
+    let text = format!(
+        "cache_max_age = \"10m\"\n{}{}{}",
+        host("https://chat.example.com", "chat.sandbox.test"),
+        "[[hosts]]\norigin = \"https://b.example.com\"\nsandbox = \"b.sandbox.test\"\ncache_max_age = \"0s\"\n",
+        "[[hosts]]\norigin = \"https://c.example.com\"\nsandbox = \"c.sandbox.test\"\ncache_max_age = \"1h\"\n",
+    );
+    let config = parse(&text);
+    let ages: Vec<u64> = config
+        .hosts
+        .iter()
+        .map(|h| h.cache_max_age.as_secs())
+        .collect();
+    assert_eq!(ages, [600, 0, 3600]);
+}
+
+#[test]
+fn cache_max_age_takes_whole_seconds_up_to_a_day() {
+    for (value, message) in [
+        ("1500ms", "must be whole seconds"),
+        ("2d", "longer than the most this key takes, 86400s"),
+        ("soon", "is not a duration"),
+    ] {
+        let text = format!(
+            "cache_max_age = \"{value}\"\n{}",
+            host("https://chat.example.com", "chat.sandbox.test")
+        );
+        let errors = errors(&text);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(
+            errors[0].starts_with("c.toml:1: cache_max_age ") && errors[0].contains(message),
+            "{value}: {errors:?}"
+        );
+        let per_host = format!(
+            "{}cache_max_age = \"{value}\"\n",
+            host("https://chat.example.com", "chat.sandbox.test")
+        );
+        let errors = self::errors(&per_host);
+        assert!(
+            errors[0].starts_with("c.toml:5: hosts[0].cache_max_age ")
+                && errors[0].contains(message),
+            "{value}: {errors:?}"
+        );
+    }
 }

@@ -3,10 +3,11 @@
 mod common;
 
 use bytes::Bytes;
-use common::{TWO_HOSTS, config, csp_query};
+use common::{TWO_HOSTS, config, csp_query, two_hosts_with};
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::BodyExt;
 use mcp_sandbox_proxy::body::Body;
+use mcp_sandbox_proxy::config::Config;
 use mcp_sandbox_proxy::service::{Service, Transport};
 
 fn service() -> Service {
@@ -642,4 +643,129 @@ fn the_page_is_compressed_as_the_client_accepts_and_small_on_the_wire() {
         length.to_string().as_str()
     );
     assert!(futures_body(head.into_body()).is_empty());
+}
+
+/// [`TWO_HOSTS`] where the first host's pages may be cached for ten minutes (the file's
+/// setting) and the second, last in the file, turns caching off for itself.
+fn cached_hosts() -> Config {
+    config(&(two_hosts_with("cache_max_age = \"10m\"", "") + "cache_max_age = \"0s\"\n"))
+}
+
+fn ask_with(service: &Service, host: &str, fields: &[(&str, &str)]) -> Response<Body> {
+    let mut builder = Request::get("/?csp=%7B%7D").header(header::HOST, host);
+    for (name, value) in fields {
+        builder = builder.header(*name, *value);
+    }
+    service.handle(&builder.body(()).unwrap())
+}
+
+#[test]
+fn cacheable_pages_carry_max_age_and_a_strong_etag_per_coding() {
+    let service = Service::new(&cached_hosts());
+    let plain = ask_with(&service, "chat.sandbox.test", &[]);
+    let h = plain.headers();
+    assert_eq!(h[header::CACHE_CONTROL], "public, max-age=600");
+    let etag = h[header::ETAG].to_str().unwrap().to_owned();
+    assert!(
+        etag.starts_with('"') && etag.ends_with('"') && !etag.starts_with("W/"),
+        "{etag}: a strong tag"
+    );
+    assert_eq!(h[header::VARY], "accept-encoding");
+    let br = ask_with(&service, "chat.sandbox.test", &[("accept-encoding", "br")]);
+    let br_etag = br.headers()[header::ETAG].to_str().unwrap();
+    assert_ne!(br_etag, etag, "each coding is its own representation");
+    let again = ask_with(&service, "chat.sandbox.test", &[]);
+    assert_eq!(again.headers()[header::ETAG], etag.as_str(), "stable");
+    let other = ask_with(&Service::new(&cached_hosts()), "chat.sandbox.test", &[]);
+    assert_eq!(
+        other.headers()[header::ETAG],
+        etag.as_str(),
+        "another process of the same build agrees (replicas behind one cache)"
+    );
+    // Another policy, another page, another tag.
+    let request =
+        Request::get("/?csp=%7B%22connectDomains%22%3A%5B%22https%3A%2F%2Fa.example%22%5D%7D")
+            .header(header::HOST, "chat.sandbox.test")
+            .body(())
+            .unwrap();
+    let different = service.handle(&request);
+    assert_ne!(different.headers()[header::ETAG], etag.as_str());
+
+    let off = ask_with(&service, "studio.sandbox.test", &[]);
+    assert_eq!(off.headers()[header::CACHE_CONTROL], "no-store", "per host");
+    assert!(off.headers().get(header::ETAG).is_none());
+    let default = get("chat.sandbox.test", "/");
+    assert_eq!(default.headers()[header::CACHE_CONTROL], "no-store");
+    assert!(
+        default.headers().get(header::ETAG).is_none(),
+        "off by default"
+    );
+}
+
+#[test]
+fn a_matching_if_none_match_is_304_with_every_security_header() {
+    let service = Service::new(&cached_hosts());
+    let full = ask_with(&service, "chat.sandbox.test", &[("accept-encoding", "br")]);
+    let etag = full.headers()[header::ETAG].to_str().unwrap().to_owned();
+    let weak = format!("W/{etag}");
+    let listed = format!("\"nope\", {etag}");
+    for tag in [etag.as_str(), weak.as_str(), listed.as_str(), "*"] {
+        let fields = [("accept-encoding", "br"), ("if-none-match", tag)];
+        let not_modified = ask_with(&service, "chat.sandbox.test", &fields);
+        assert_eq!(not_modified.status(), StatusCode::NOT_MODIFIED, "{tag}");
+        let (h, full_h) = (not_modified.headers(), full.headers());
+        for name in [
+            header::CONTENT_SECURITY_POLICY,
+            header::CACHE_CONTROL,
+            header::ETAG,
+            header::VARY,
+            header::X_CONTENT_TYPE_OPTIONS,
+            header::REFERRER_POLICY,
+            header::CONTENT_ENCODING,
+        ] {
+            assert_eq!(h.get(&name), full_h.get(&name), "{name} on a 304");
+        }
+        assert_eq!(h["origin-agent-cluster"], "?1");
+        assert!(h.get(header::CONTENT_LENGTH).is_none());
+        assert!(body(not_modified).is_empty());
+    }
+    for (encoding, tag) in [("br", "\"other\""), ("gzip", etag.as_str())] {
+        let fields = [("accept-encoding", encoding), ("if-none-match", tag)];
+        let changed = ask_with(&service, "chat.sandbox.test", &fields);
+        assert_eq!(changed.status(), StatusCode::OK, "{encoding} {tag}");
+        assert!(!futures_body(changed.into_body()).is_empty());
+    }
+    // A host that is not cacheable ignores validators: it never sent one.
+    let fields = [("if-none-match", "*")];
+    let off = ask_with(&service, "studio.sandbox.test", &fields);
+    assert_eq!(off.status(), StatusCode::OK);
+}
+
+#[test]
+fn an_answer_that_clears_cookies_is_never_stored() {
+    let service = Service::new(&cached_hosts());
+    let response = ask_with(&service, "chat.sandbox.test", &[("cookie", "planted=1")]);
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["clear-site-data"], "\"cookies\"");
+    assert_eq!(response.headers()[header::CACHE_CONTROL], "no-store");
+    assert!(response.headers().get(header::ETAG).is_none());
+}
+
+#[test]
+fn error_answers_stay_no_store_when_pages_are_cacheable() {
+    let service = Service::new(&cached_hosts());
+    for (host, path) in [
+        ("chat.sandbox.test", "/nope"),
+        ("chat.sandbox.test", "/?csp=%7B"),
+        ("unknown.test", "/"),
+    ] {
+        let request = Request::get(path)
+            .header(header::HOST, host)
+            .body(())
+            .unwrap();
+        let response = service.handle(&request);
+        assert!(response.status().is_client_error(), "{host}{path}");
+        assert_eq!(response.headers()[header::CACHE_CONTROL], "no-store");
+        assert!(response.headers().get(header::ETAG).is_none());
+    }
 }
