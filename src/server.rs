@@ -567,7 +567,9 @@ where
             // A refused head is followed by end of file (see `io::head`); a client may also
             // close its side once it has sent its request. Either still gets its answer.
             .half_close(true)
-            .max_headers(MAX_FIELDS)
+            // hyper's own field limit is left at its default, 100: `MAX_FIELDS`, which
+            // `HeadFilter` enforces first. Set explicitly, even to the same number, it makes
+            // hyper build its header arrays on the heap for every head instead of the stack.
             .max_header_size(hyper_max)
             .max_buf_size(hyper_max)
             .keep_alive(true);

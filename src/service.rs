@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{self, HeaderName, HeaderValue};
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 
 use crate::compress::{self, Encoding};
@@ -23,6 +23,9 @@ use crate::telemetry::LogBudget;
 
 pub use crate::body::Body;
 use crate::body::Unsent;
+
+/// Roughly what one form's header map holds: a dozen entries and their index.
+const HEADER_MAP_BYTES: usize = 1024;
 
 /// At most this many dropped entries are logged one by one per request; the rest as a count.
 const MAX_DROPPED_LOGGED: usize = 16;
@@ -74,12 +77,14 @@ struct RenderedPage {
     dropped: Vec<Dropped>,
 }
 
-/// One form of a page, with its `Content-Length` and its strong `ETag`.
+/// One form of a page, with its `Content-Length`, its strong `ETag`, and its answer's headers
+/// once one was sent.
 #[derive(Debug)]
 struct Encoded {
     body: Bytes,
     length: HeaderValue,
     etag: HeaderValue,
+    headers: OnceLock<HeaderMap>,
 }
 
 impl Encoded {
@@ -94,6 +99,7 @@ impl Encoded {
             length: HeaderValue::from(body.len()),
             // Quotes, hex digits, a dash and a coding name: always a valid header value.
             etag: HeaderValue::from_str(&etag).unwrap_or(HeaderValue::from_static("\"\"")),
+            headers: OnceLock::new(),
             body,
         }
     }
@@ -102,8 +108,9 @@ impl Encoded {
 impl RenderedPage {
     /// What keeping it costs, roughly: the page, its policy, and the query that keys it.
     fn bytes(&self, query: &str) -> usize {
-        // The compressed forms, once made, are each smaller than the page itself.
-        2 * self.page.body.len() + self.csp.len() + query.len()
+        // The compressed forms, once made, are each smaller than the page itself; each form's
+        // header map is about a kilobyte.
+        2 * self.page.body.len() + self.csp.len() + query.len() + 3 * HEADER_MAP_BYTES
     }
 
     /// The page in `encoding`, compressed now if this is the first time it is asked for.
@@ -540,7 +547,22 @@ fn page_response(
     };
     let body = Body::new(body).also_holding(page.csp.len());
     let mut response = Response::new(body);
-    let headers = response.headers_mut();
+    // Built once per form and cloned: a clone is two allocations, where ten inserts hash ten
+    // names and grow the map twice.
+    *response.headers_mut() = encoded
+        .headers
+        .get_or_init(|| page_headers(page, encoded, host, encoding))
+        .clone();
+    response
+}
+
+fn page_headers(
+    page: &RenderedPage,
+    encoded: &Encoded,
+    host: &Host,
+    encoding: Encoding,
+) -> HeaderMap {
+    let mut headers = HeaderMap::with_capacity(12);
     headers.insert(header::CONTENT_TYPE, HTML);
     headers.insert(header::CONTENT_LENGTH, encoded.length.clone());
     if let Some(name) = encoding.header() {
@@ -555,7 +577,7 @@ fn page_response(
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, NOSNIFF);
     headers.insert(header::REFERRER_POLICY, REFERRER_POLICY);
     headers.insert(ORIGIN_AGENT_CLUSTER, OAC_ON);
-    response
+    headers
 }
 
 impl Host {

@@ -59,7 +59,17 @@ async fn http1_refusals_are_the_services_own_answers() {
         "GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\nX-Big: {}\r\n\r\n",
         "b".repeat(17_000)
     );
+    // The most fields a head may have, and one more: hyper reads the first, and the second is
+    // the service's own 431, never hyper's bare one.
+    let fields = |n: usize| {
+        let extra: String = (1..n).map(|i| format!("X-{i}: v\r\n")).collect();
+        format!("GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\n{extra}Connection: close\r\n\r\n")
+    };
+    let most = raw(&running, fields(99).as_bytes()).await;
+    assert!(most.starts_with("HTTP/1.1 200 OK"), "{}", head_of(&most));
+    let too_many = fields(100);
     let cases = [
+        (too_many.as_str(), "431", "or more than 100"),
         (
             over_query.as_str(),
             "400",
