@@ -13,6 +13,7 @@ use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -437,7 +438,10 @@ async fn serve_connection(
     };
     let result = match &endpoint.tls {
         Some(acceptor) => {
-            let handshake = tokio::time::timeout(limits.handshake_timeout, acceptor.accept(stream));
+            // Boxed, so that the task keeps no room for a handshake once it is done: see
+            // `serve_http`.
+            let accept = Box::pin(acceptor.accept(stream));
+            let handshake = tokio::time::timeout(limits.handshake_timeout, accept);
             let mut tls_stream = match handshake.await {
                 Ok(Ok(s)) => s,
                 Ok(Err(e)) => {
@@ -513,7 +517,17 @@ async fn read_preface(mut stream: TcpStream) -> io::Result<(Prefixed<TcpStream>,
 
 type ConnectionError = Box<dyn std::error::Error + Send + Sync>;
 
-async fn serve_http<I>(
+/// What serving a connection takes, from the handshake to its end.
+type Serving = Pin<Box<dyn Future<Output = Result<(), ConnectionError>> + Send>>;
+
+/// The future that serves HTTP on `io`, built at once and boxed.
+///
+/// A connection's memory is mostly what its task keeps while it waits, and a task keeps room
+/// for the largest state it may ever be in, its arguments included. So nothing of one phase
+/// or protocol stays in another's way: the handshake is boxed and freed when done, `io` is
+/// moved into the connection here rather than kept as an argument of a waiting future, and an
+/// HTTP/1 connection's future is its own size, not that of an HTTP/2 one.
+fn serve_http<I>(
     io: I,
     h2: bool,
     // `None`: plain TCP; `Some(sni)`: TLS, with the server name the client sent, if any.
@@ -521,7 +535,7 @@ async fn serve_http<I>(
     endpoint: &Arc<Endpoint>,
     activity: Arc<Activity>,
     drain: Option<Drain>,
-) -> Result<(), ConnectionError>
+) -> Serving
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -548,8 +562,8 @@ where
             .max_header_list_size(h2_header_list_limit(limits))
             .keep_alive_interval(limits.idle_timeout / 2)
             .keep_alive_timeout(limits.idle_timeout / 2);
-        let conn = builder.serve_connection(TokioIo::new(io), service);
-        drive(conn, drain, &activity, true).await
+        let conn = Box::pin(builder.serve_connection(TokioIo::new(io), service));
+        Box::pin(async move { drive(conn, drain, &activity, true).await })
     } else {
         let head_limits = HeadLimits {
             request_line: limits.max_query_bytes + REQUEST_LINE_SLACK,
@@ -574,13 +588,8 @@ where
             .max_buf_size(hyper_max)
             .keep_alive(true);
         let io = TokioIo::new(HeadFilter::new(io, head_limits));
-        drive(
-            builder.serve_connection(io, service),
-            drain,
-            &activity,
-            false,
-        )
-        .await
+        let conn = Box::pin(builder.serve_connection(io, service));
+        Box::pin(async move { drive(conn, drain, &activity, false).await })
     }
 }
 
@@ -605,7 +614,7 @@ fn h2_header_list_limit(limits: &Limits) -> u32 {
 /// client may have sent it before the drain began, and hyper would close such a connection as
 /// idle.
 async fn drive<C>(
-    conn: C,
+    mut conn: Pin<Box<C>>,
     mut drain: Option<Drain>,
     activity: &Activity,
     h2: bool,
@@ -614,7 +623,6 @@ where
     C: GracefulConnection,
     C::Error: Into<ConnectionError>,
 {
-    tokio::pin!(conn);
     // Borrowed, not moved: the drain counts this connection until the function returns.
     let draining = async {
         match drain.as_mut() {
