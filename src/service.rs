@@ -141,8 +141,9 @@ struct PageCache {
 
 #[derive(Debug, Default)]
 struct CachedPages {
-    /// Host index → raw query → page.
-    by_host: HashMap<usize, HashMap<Box<str>, Arc<RenderedPage>>>,
+    /// Host index → raw query → page (the index needs no hashing; the query, which clients
+    /// choose, is hashed with std's keyed SipHash).
+    by_host: Vec<HashMap<Box<str>, Arc<RenderedPage>>>,
     bytes: usize,
 }
 
@@ -156,7 +157,7 @@ impl PageCache {
 
     fn get(&self, host: usize, query: &str) -> Option<Arc<RenderedPage>> {
         let pages = self.pages.read().unwrap_or_else(PoisonError::into_inner);
-        pages.by_host.get(&host)?.get(query).cloned()
+        pages.by_host.get(host)?.get(query).cloned()
     }
 
     fn insert(&self, host: usize, query: &str, page: &Arc<RenderedPage>) {
@@ -168,8 +169,13 @@ impl PageCache {
         if pages.bytes + cost > self.budget {
             *pages = CachedPages::default();
         }
-        let for_host = pages.by_host.entry(host).or_default();
-        if for_host.insert(query.into(), page.clone()).is_none() {
+        if pages.by_host.len() <= host {
+            pages.by_host.resize_with(host + 1, HashMap::new);
+        }
+        if pages.by_host[host]
+            .insert(query.into(), page.clone())
+            .is_none()
+        {
             pages.bytes += cost;
         }
     }
