@@ -174,6 +174,9 @@ fn routing_serves_only_configured_names() {
         "sandbox.test",
         "a.b.sandbox.test",
         "chat.sandbox.test:8443",
+        // One port written two ways: a config's `:060` serves requests for `:60`.
+        "sandbox.test:060",
+        "sandbox.test:60",
         "127.0.0.1:9000",
         "x-y.test",
     ];

@@ -121,7 +121,8 @@ pub fn check_routing(sites: &[Site], authorities: &[Vec<u8>]) {
         let asked = String::from_utf8_lossy(authority).to_ascii_lowercase();
         let asked = without_default_port(&asked);
         let configured = sites.iter().any(|site| {
-            let name = without_default_port(&site.name);
+            let name = canonical_port(&site.name);
+            let name = without_default_port(&name);
             asked == name
                 || site.per_server
                     && asked.split_once('.').is_some_and(|(label, parent)| {
@@ -139,6 +140,19 @@ pub fn check_routing(sites: &[Site], authorities: &[Vec<u8>]) {
             configured,
             "{asked:?} got a page but names no configured sandbox"
         );
+    }
+}
+
+/// A configured name as the service reads it: its port is a number, so `:060` is `:60`.
+fn canonical_port(name: &str) -> String {
+    match name.rsplit_once(':') {
+        Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => {
+            match port.parse::<u16>() {
+                Ok(port) => format!("{host}:{port}"),
+                Err(_) => name.to_owned(),
+            }
+        }
+        _ => name.to_owned(),
     }
 }
 
