@@ -769,3 +769,19 @@ fn error_answers_stay_no_store_when_pages_are_cacheable() {
         assert!(response.headers().get(header::ETAG).is_none());
     }
 }
+
+#[test]
+fn a_configured_port_is_a_number() {
+    let text = "listen = \"127.0.0.1:0\"\n[[hosts]]\norigin = \"https://chat.example.com\"\nsandbox = \"chat.sandbox.test:060\"\n";
+    let service = Service::new(&config(text));
+    let ask = |host: &str| service.handle(&request(Method::GET, host, "/")).status();
+    assert_eq!(
+        ask("chat.sandbox.test:60"),
+        StatusCode::OK,
+        "as browsers write it"
+    );
+    assert_eq!(
+        ask("chat.sandbox.test:060"),
+        StatusCode::MISDIRECTED_REQUEST
+    );
+}
