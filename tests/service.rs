@@ -785,3 +785,20 @@ fn a_configured_port_is_a_number() {
         StatusCode::MISDIRECTED_REQUEST
     );
 }
+
+#[test]
+fn not_modified_answers_are_counted_as_304() {
+    let metrics = mcp_sandbox_proxy::metrics::Metrics::new();
+    let service = Service::with_metrics(&cached_hosts(), &metrics);
+    let full = ask_with(&service, "chat.sandbox.test", &[]);
+    let etag = full.headers()[header::ETAG].to_str().unwrap().to_owned();
+    let again = ask_with(&service, "chat.sandbox.test", &[("if-none-match", &etag)]);
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+    let text = metrics.render();
+    assert!(
+        text.contains(
+            "mcp_sandbox_proxy_requests_total{host=\"https://chat.example.com\",status=\"304\"} 1\n"
+        ),
+        "{text}"
+    );
+}
