@@ -563,7 +563,7 @@ where
             .keep_alive_interval(limits.idle_timeout / 2)
             .keep_alive_timeout(limits.idle_timeout / 2);
         let conn = Box::pin(builder.serve_connection(TokioIo::new(io), service));
-        Box::pin(async move { drive(conn, drain, &activity, true).await })
+        Box::pin(drive(conn, drain, activity, true))
     } else {
         let head_limits = HeadLimits {
             request_line: limits.max_query_bytes + REQUEST_LINE_SLACK,
@@ -589,7 +589,7 @@ where
             .keep_alive(true);
         let io = TokioIo::new(HeadFilter::new(io, head_limits));
         let conn = Box::pin(builder.serve_connection(io, service));
-        Box::pin(async move { drive(conn, drain, &activity, false).await })
+        Box::pin(drive(conn, drain, activity, false))
     }
 }
 
@@ -638,7 +638,7 @@ fn h2_header_list_limit(limits: &Limits) -> u32 {
 async fn drive<C>(
     mut conn: Pin<Box<C>>,
     mut drain: Option<Drain>,
-    activity: &Activity,
+    activity: Arc<Activity>,
     h2: bool,
 ) -> Result<(), ConnectionError>
 where

@@ -453,8 +453,9 @@ impl Service {
         };
         log_dropped(host, &page.dropped);
         let encoding = Encoding::accepted_by(req);
-        let fresh = host.cacheable && is_fresh(req, &page.encoded(encoding).etag);
-        let mut response = page_response(&page, host, head || fresh, encoding);
+        let encoded = page.encoded(encoding);
+        let fresh = host.cacheable && is_fresh(req, &encoded.etag);
+        let mut response = page_response(&page, encoded, host, head || fresh, encoding);
         if fresh {
             *response.status_mut() = StatusCode::NOT_MODIFIED;
             response.headers_mut().remove(header::CONTENT_LENGTH);
@@ -541,11 +542,11 @@ fn is_fresh<B>(req: &Request<B>, etag: &HeaderValue) -> bool {
 
 fn page_response(
     page: &RenderedPage,
+    encoded: &Encoded,
     host: &Host,
     head: bool,
     encoding: Encoding,
 ) -> Response<Body> {
-    let encoded = page.encoded(encoding);
     let body = if head {
         Bytes::new()
     } else {
