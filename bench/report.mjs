@@ -6,7 +6,7 @@
 //   node bench/report.mjs MANIFEST META JSON_OUT MD_OUT
 //
 // MANIFEST: tab-separated `round workload server kind file` lines, kind one of wrk, h2load
-// (with FILE.log, h2load's per-request log) and memory. META: tab-separated `key value` lines.
+// (with FILE.log, h2load's per-request log), handshake (bench/constant's client) and memory. META: tab-separated `key value` lines.
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const [manifestPath, metaPath, jsonPath, mdPath] = process.argv.slice(2);
@@ -19,7 +19,8 @@ const SERVERS = ['ours', 'nginx', 'constant'];
 const WORKLOADS = {
   'tls-h1': 'TLS HTTP/1.1 keep-alive',
   'tls-h2': 'TLS HTTP/2',
-  'tls-handshake': 'TLS, new connection per request',
+  'tls-handshake': 'TLS, new connection per request (wrk)',
+  'tls-full-handshake': 'TLS, full handshake per request',
   'plain-h1': 'plain HTTP/1.1 keep-alive',
 };
 const MEMORY = 'idle-memory';
@@ -94,6 +95,19 @@ function parseH2load(file) {
   };
 }
 
+// bench/constant's handshake client prints `key value` lines.
+function parseHandshake(file) {
+  const values = Object.fromEntries(lines(file).map((line) => line.split(' ')).map(([k, v]) => [k, Number(v)]));
+  if (!(values.requests > 0 && values.rps > 0 && values.p99_ms > 0)) fail(`cannot read ${file}`);
+  return {
+    rps: values.rps,
+    p99_ms: values.p99_ms,
+    requests: values.requests,
+    full_handshakes: values.full_handshakes,
+    errors: { failed: values.errors },
+  };
+}
+
 function parseMemory(file) {
   const values = Object.fromEntries(lines(file).map((line) => line.split(' ')).map(([k, v]) => [k, Number(v)]));
   if (!(values.connections > 0)) fail(`cannot read ${file}`);
@@ -126,7 +140,7 @@ function parseCpu(file) {
 const results = {};
 for (const line of lines(manifestPath)) {
   const [round, workload, server, kind, file] = line.split('\t');
-  const parse = { wrk: parseWrk, h2load: parseH2load, memory: parseMemory }[kind];
+  const parse = { wrk: parseWrk, h2load: parseH2load, handshake: parseHandshake, memory: parseMemory }[kind];
   if (!parse) fail(`unknown kind ${kind} in ${manifestPath}`);
   results[workload] ??= {};
   results[workload][server] ??= { rounds: [] };

@@ -9,6 +9,7 @@
 //! server     accept (connection cap) → TLS handshake (tls: certificate by SNI)
 //!            → HTTP/1 or HTTP/2, the byte stream wrapped by io::deadline
 //!            (plain TCP: io::prefixed replays the sniffed h2 preface)
+//! http1      HTTP/1: io::head checks each head; hyper answers; at rest between requests
 //! service    Host/:authority → host entry → csp: ?csp= → view policy
 //!            → page: the proxy page (proxy-page/sandbox.html + relay.js) → headers
 //! metrics    counted on the way; admin serves them, with /livez and /readyz
@@ -23,6 +24,7 @@ pub mod config;
 pub mod csp;
 mod demo;
 mod generation;
+mod http1;
 mod idle;
 mod io;
 mod memory;

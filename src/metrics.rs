@@ -48,6 +48,7 @@ pub struct Metrics {
     hosts: Mutex<BTreeMap<String, Arc<HostCounters>>>,
     unmatched: Arc<HostCounters>,
     open_connections: AtomicI64,
+    resting_connections: AtomicI64,
     connections_total: AtomicU64,
     handshake_failures: AtomicU64,
     connection_deadlines: AtomicU64,
@@ -65,6 +66,16 @@ pub(crate) struct OpenConnection(Arc<Metrics>);
 impl Drop for OpenConnection {
     fn drop(&mut self) {
         self.0.open_connections.fetch_sub(1, Relaxed);
+    }
+}
+
+/// Holds one HTTP/1 connection at rest in the gauge until dropped.
+#[derive(Debug)]
+pub(crate) struct RestingConnection(Arc<Metrics>);
+
+impl Drop for RestingConnection {
+    fn drop(&mut self) {
+        self.0.resting_connections.fetch_sub(1, Relaxed);
     }
 }
 
@@ -88,6 +99,12 @@ impl Metrics {
         self.open_connections.fetch_add(1, Relaxed);
         self.connections_total.fetch_add(1, Relaxed);
         OpenConnection(self.clone())
+    }
+
+    /// An HTTP/1 connection at rest between requests (see `http1`), until the guard is dropped.
+    pub(crate) fn connection_resting(self: &Arc<Self>) -> RestingConnection {
+        self.resting_connections.fetch_add(1, Relaxed);
+        RestingConnection(self.clone())
     }
 
     /// Connections of the public listener that have closed so far.
@@ -177,6 +194,12 @@ impl Metrics {
             "open_connections",
             "Connections open on the public listener.",
             self.open_connections.load(Relaxed),
+        );
+        gauge(
+            &mut out,
+            "resting_connections",
+            "HTTP/1 connections on the public listener at rest between requests.",
+            self.resting_connections.load(Relaxed),
         );
         counter(
             &mut out,

@@ -38,7 +38,7 @@ use crate::io::head::{HeadFilter, HeadLimits, MAX_FIELDS, REQUEST_LINE_SLACK};
 use crate::io::prefixed::Prefixed;
 use crate::metrics::Metrics;
 use crate::service::Transport;
-use crate::{admin, demo, memory, reload, tls};
+use crate::{admin, demo, http1, memory, reload, tls};
 
 /// Why the server could not start. Nothing is listening when this is returned.
 #[derive(Debug, thiserror::Error)]
@@ -277,11 +277,23 @@ impl Cap {
 
 /// What a connection needs to take part in a drain.
 #[derive(Clone)]
-struct Drain {
+pub(crate) struct Drain {
     /// Turns true when the drain starts.
     draining: watch::Receiver<bool>,
     /// Dropped with the connection; the drain waits until every clone is gone.
     _alive: mpsc::Sender<()>,
+}
+
+impl Drain {
+    /// Resolves once the drain has started; never for a connection outside any drain.
+    pub(crate) async fn started(drain: &mut Option<Drain>) {
+        match drain {
+            Some(drain) => {
+                let _ = drain.draining.wait_for(|draining| *draining).await;
+            }
+            None => std::future::pending().await,
+        }
+    }
 }
 
 async fn bind(addr: SocketAddr) -> Result<TcpListener, ServeError> {
@@ -400,7 +412,7 @@ fn spawn_served(
         let (permit, listed) = admitted.unzip();
         let accounting = Accounting {
             drain,
-            metrics: metrics.as_deref(),
+            metrics: metrics.as_ref(),
             listed,
         };
         serve_connection(stream, peer, endpoint, accounting).await;
@@ -412,7 +424,7 @@ fn spawn_served(
 /// open connections of the cap (for eviction when idle).
 struct Accounting<'a> {
     drain: Option<Drain>,
-    metrics: Option<&'a Metrics>,
+    metrics: Option<&'a Arc<Metrics>>,
     listed: Option<Arc<OpenConnections>>,
 }
 
@@ -436,7 +448,10 @@ async fn serve_connection(
         header_read: limits.header_read_timeout,
         idle: limits.idle_timeout,
     };
-    let result = match &endpoint.tls {
+    // The match only builds the connection's future; it is awaited after it, so that none of
+    // the arms' locals (a TLS stream among them, moved into the future but still in scope)
+    // takes room in the task for the connection's whole life.
+    let (serving, _tracked) = match &endpoint.tls {
         Some(acceptor) => {
             // Boxed, so that the task keeps no room for a handshake once it is done: see
             // `serve_http`.
@@ -464,9 +479,11 @@ async fn serve_connection(
             let h2 = session.alpn_protocol() == Some(b"h2");
             let sni = session.server_name().map(str::to_owned);
             activity = Activity::new();
-            let _listed = listed.map(|open| open.track(activity.clone()));
+            let tracked = listed.map(|open| open.track(activity.clone()));
             let io = Deadlined::new(tls_stream, activity.clone(), deadlines, h2);
-            serve_http(io, h2, Some(sni), &endpoint, activity, drain).await
+            let tls = Some(sni);
+            let serving = serve_http(io, h2, tls, &endpoint, activity, drain, metrics.cloned());
+            (serving, tracked)
         }
         None => {
             let sniff = tokio::time::timeout(limits.header_read_timeout, read_preface(stream));
@@ -482,11 +499,13 @@ async fn serve_connection(
                     return;
                 }
             };
-            let _listed = listed.map(|open| open.track(activity.clone()));
+            let tracked = listed.map(|open| open.track(activity.clone()));
             let io = Deadlined::new(stream, activity.clone(), deadlines, h2);
-            serve_http(io, h2, None, &endpoint, activity, drain).await
+            let serving = serve_http(io, h2, None, &endpoint, activity, drain, metrics.cloned());
+            (serving, tracked)
         }
     };
+    let result = serving.await;
     if let Err(e) = result {
         if is_deadline(e.as_ref()) {
             metrics.inspect(|m| m.connection_deadline_passed());
@@ -515,7 +534,7 @@ async fn read_preface(mut stream: TcpStream) -> io::Result<(Prefixed<TcpStream>,
     }
 }
 
-type ConnectionError = Box<dyn std::error::Error + Send + Sync>;
+pub(crate) type ConnectionError = Box<dyn std::error::Error + Send + Sync>;
 
 /// What serving a connection takes, from the handshake to its end.
 type Serving = Pin<Box<dyn Future<Output = Result<(), ConnectionError>> + Send>>;
@@ -535,6 +554,8 @@ fn serve_http<I>(
     endpoint: &Arc<Endpoint>,
     activity: Arc<Activity>,
     drain: Option<Drain>,
+    // Counts HTTP/1 connections at rest; `None` for listeners without metrics.
+    metrics: Option<Arc<Metrics>>,
 ) -> Serving
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -551,7 +572,9 @@ where
         };
         let response = handler(&req, transport, &unsent);
         counted.answered();
-        async move { Ok::<_, Infallible>(response) }
+        // A ready future, not an async block: it is `Unpin`, as an HTTP/1 connection that
+        // rests (see `http1`) needs its service's futures to be.
+        std::future::ready(Ok::<_, Infallible>(response))
     });
     let limits = &endpoint.limits;
     if h2 {
@@ -563,7 +586,7 @@ where
             .keep_alive_interval(limits.idle_timeout / 2)
             .keep_alive_timeout(limits.idle_timeout / 2);
         let conn = Box::pin(builder.serve_connection(TokioIo::new(io), service));
-        Box::pin(drive(conn, drain, activity, true))
+        Box::pin(drive(conn, drain, activity))
     } else {
         let head_limits = HeadLimits {
             request_line: limits.max_query_bytes + REQUEST_LINE_SLACK,
@@ -587,9 +610,10 @@ where
             .max_header_size(hyper_max)
             .max_buf_size(hyper_max)
             .keep_alive(true);
-        let io = TokioIo::new(HeadFilter::new(io, head_limits));
-        let conn = Box::pin(builder.serve_connection(io, service));
-        Box::pin(drive(conn, drain, activity, false))
+        // Boxed apart from the future that serves it: the stream (TLS state included) then
+        // takes its own size once, however many places the future keeps for it.
+        let io = Box::new(HeadFilter::new(io, head_limits));
+        Box::pin(http1::serve(io, builder, service, drain, activity, metrics))
     }
 }
 
@@ -630,41 +654,22 @@ fn h2_header_list_limit(limits: &Limits) -> u32 {
     u32::try_from(total).unwrap_or(u32::MAX)
 }
 
-/// Drives `conn` to its end; shuts it down gracefully when a drain starts or when it is
-/// evicted (idle at the connection cap, see `idle`). In a drain, an HTTP/1 connection that has
-/// not yet had its first request is let run until it does, within its header deadline: its
-/// client may have sent it before the drain began, and hyper would close such a connection as
-/// idle.
+/// Drives an HTTP/2 `conn` to its end; shuts it down gracefully when a drain starts or when it
+/// is evicted (idle at the connection cap, see `idle`). HTTP/1 has its own, in `http1`.
 async fn drive<C>(
     mut conn: Pin<Box<C>>,
     mut drain: Option<Drain>,
     activity: Arc<Activity>,
-    h2: bool,
 ) -> Result<(), ConnectionError>
 where
     C: GracefulConnection,
     C::Error: Into<ConnectionError>,
 {
     // Borrowed, not moved: the drain counts this connection until the function returns.
-    let draining = async {
-        match drain.as_mut() {
-            Some(drain) => {
-                let _ = drain.draining.wait_for(|draining| *draining).await;
-            }
-            None => std::future::pending().await,
-        }
-    };
     tokio::select! {
         result = conn.as_mut() => return result.map_err(Into::into),
-        _ = draining => {
-            if !h2 && activity.requests() == 0 {
-                tokio::select! {
-                    result = conn.as_mut() => return result.map_err(Into::into),
-                    _ = activity.first_request() => {}
-                }
-            }
-        }
-        _ = activity.evicted() => {}
+        () = Drain::started(&mut drain) => {}
+        () = activity.evicted() => {}
     }
     conn.as_mut().graceful_shutdown();
     conn.await.map_err(Into::into)

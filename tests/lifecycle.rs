@@ -160,31 +160,46 @@ async fn idle_keep_alive_lasts_the_idle_deadline_not_the_header_deadline() {
 }
 
 /// Reads one response with a Content-Length body.
-async fn read_response(conn: &mut TcpStream) -> String {
+async fn read_response<S: tokio::io::AsyncRead + Unpin>(conn: &mut S) -> String {
+    let mut responses = read_responses(conn, 1).await;
+    responses.remove(0)
+}
+
+/// Reads `count` responses with Content-Length bodies, each as text; nothing more may follow.
+async fn read_responses<S: tokio::io::AsyncRead + Unpin>(
+    conn: &mut S,
+    count: usize,
+) -> Vec<String> {
+    let mut responses = Vec::new();
     let mut data = Vec::new();
     let mut buf = [0u8; 8192];
-    loop {
+    while responses.len() < count {
+        if let Some(length) = first_response_length(&data) {
+            let rest = data.split_off(length);
+            responses.push(String::from_utf8_lossy(&data).into_owned());
+            data = rest;
+            continue;
+        }
         let n = tokio::time::timeout(BOUND, conn.read(&mut buf))
             .await
             .expect("a response")
             .unwrap();
         assert!(n > 0, "closed before a full response");
         data.extend_from_slice(&buf[..n]);
-        let text = String::from_utf8_lossy(&data).to_string();
-        if let Some(end) = text.find("\r\n\r\n") {
-            let length = text[..end]
-                .lines()
-                .find_map(|l| {
-                    l.to_ascii_lowercase()
-                        .strip_prefix("content-length: ")
-                        .map(|v| v.trim().parse::<usize>().unwrap())
-                })
-                .unwrap_or(0);
-            if data.len() >= end + 4 + length {
-                return text;
-            }
-        }
     }
+    assert!(data.is_empty(), "more than {count} answer(s)");
+    responses
+}
+
+/// The length of the first response in `data` if it is all there (head and Content-Length body).
+fn first_response_length(data: &[u8]) -> Option<usize> {
+    let end = data.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
+    let head = String::from_utf8_lossy(&data[..end]).to_ascii_lowercase();
+    let length = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length: "))
+        .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+    (data.len() >= end + length).then_some(end + length)
 }
 
 #[tokio::test]
@@ -700,4 +715,74 @@ async fn a_client_that_never_reads_its_answers_is_cut_loose() {
     }
     drop(conn);
     running.stop().await;
+}
+
+/// The HTTP/1 connections at rest, as `/metrics` counts them.
+async fn resting(admin: SocketAddr) -> f64 {
+    let metrics = get(admin, "admin", "/metrics").await;
+    metric_value(&metrics, "mcp_sandbox_proxy_resting_connections ")
+}
+
+/// Waits until `/metrics` counts `count` HTTP/1 connections at rest.
+async fn until_resting(admin: SocketAddr, count: f64) {
+    let start = Instant::now();
+    while resting(admin).await != count {
+        assert!(start.elapsed() < BOUND, "never {count} at rest");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// What a kept connection does across rests: answers after one, answers pipelined requests
+/// that wake it, and is closed at once by a drain while at rest.
+async fn rest_and_wake<S>(conn: &mut S, running: Running)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let admin = running.admin.expect("admin listener bound");
+    let request = b"GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\n\r\n";
+    let body_of = |answer: &str| answer.split_once("\r\n\r\n").unwrap().1.to_owned();
+    conn.write_all(request).await.unwrap();
+    let first = read_response(conn).await;
+    assert!(first.starts_with("HTTP/1.1 200"), "{first}");
+    until_resting(admin, 1.0).await;
+    // Two requests in one write: the first wakes the connection, the second waits its turn.
+    conn.write_all(&request.repeat(2)).await.unwrap();
+    for answer in read_responses(conn, 2).await {
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert_eq!(
+            body_of(&answer),
+            body_of(&first),
+            "the same page after a rest"
+        );
+    }
+    until_resting(admin, 1.0).await;
+    // A drain closes a connection at rest at once, not at its idle deadline (60 s).
+    let stopped = tokio::spawn(running.stop());
+    let closed = closed_after(conn).await;
+    assert!(
+        closed.is_some(),
+        "a connection at rest is closed by a drain"
+    );
+    tokio::time::timeout(BOUND, stopped).await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn an_idle_http1_connection_rests_and_wakes_for_its_next_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key, der) = write_cert(dir.path(), "all", common::TWO_HOSTS_NAMES);
+    let limits = "[limits]\nidle_timeout = \"60s\"";
+    let top = "admin_listen = \"127.0.0.1:0\"";
+    let running = Running::start(&config(&two_hosts_with(top, limits))).await;
+    let mut plain = TcpStream::connect(running.addr).await.unwrap();
+    rest_and_wake(&mut plain, running).await;
+
+    let tls = format!("[tls]\ncert = {cert:?}\nkey = {key:?}\n{limits}");
+    let running = Running::start(&config(&two_hosts_with(top, &tls))).await;
+    let tcp = TcpStream::connect(running.addr).await.unwrap();
+    let connector = tls_client_trusting(std::slice::from_ref(&der), &[b"http/1.1"]);
+    let mut tls = connector
+        .connect(ServerName::try_from("chat.sandbox.test").unwrap(), tcp)
+        .await
+        .unwrap();
+    rest_and_wake(&mut tls, running).await;
 }

@@ -420,6 +420,51 @@ fn check(head: &[u8]) -> Result<(), Refusal> {
     Ok(())
 }
 
+impl<S: AsyncRead + Unpin> HeadFilter<S> {
+    /// Reads until there is something for hyper: a checked head (or a refusal), or the end of
+    /// the stream. Resolves to whether there is, without handing anything over, so that a
+    /// connection at rest can wait for its next request before it builds a reader for it.
+    pub(crate) fn poll_next_head(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<bool>> {
+        loop {
+            if self.out_read < self.out.len() {
+                return Poll::Ready(Ok(true));
+            }
+            if self.refused && self.discarded > MAX_DISCARD {
+                return Poll::Ready(Ok(false));
+            }
+            // Uninitialised: a plain socket writes before anything is read (TLS initialises
+            // what it is given itself), and zeroing it cost more than the scan.
+            let mut chunk = [MaybeUninit::<u8>::uninit(); 4096];
+            let mut read = ReadBuf::uninit(&mut chunk);
+            ready!(Pin::new(&mut self.inner).poll_read(cx, &mut read))?;
+            let filled = read.filled().len();
+            if filled == 0 {
+                // End of file: a partial head has no answer (hyper would give none either).
+                self.head = Vec::new();
+                return Poll::Ready(Ok(false));
+            }
+            if self.refused {
+                self.discarded += filled;
+                continue;
+            }
+            self.scan(read.filled());
+        }
+    }
+
+    /// Puts back bytes hyper read from here and did not use: they were checked already, so
+    /// they come before anything still to be read.
+    pub(crate) fn unread(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        let mut out = Vec::with_capacity(bytes.len() + self.out.len() - self.out_read);
+        out.extend_from_slice(bytes);
+        out.extend_from_slice(&self.out[self.out_read..]);
+        self.out = out;
+        self.out_read = 0;
+    }
+}
+
 impl<S: AsyncRead + Unpin> AsyncRead for HeadFilter<S> {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -427,39 +472,19 @@ impl<S: AsyncRead + Unpin> AsyncRead for HeadFilter<S> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        loop {
-            let pending = &this.out[this.out_read..];
-            if !pending.is_empty() {
-                let n = pending.len().min(buf.remaining());
-                buf.put_slice(&pending[..n]);
-                this.out_read += n;
-                if this.out_read == this.out.len() {
-                    this.out_read = 0;
-                    // Give the allocation back: an idle keep-alive connection keeps nothing.
-                    this.out = Vec::new();
-                }
-                return Poll::Ready(Ok(()));
-            }
-            if this.refused && this.discarded > MAX_DISCARD {
-                return Poll::Ready(Ok(()));
-            }
-            // Uninitialised: a plain socket writes before anything is read (TLS initialises
-            // what it is given itself), and zeroing it cost more than the scan.
-            let mut chunk = [MaybeUninit::<u8>::uninit(); 4096];
-            let mut read = ReadBuf::uninit(&mut chunk);
-            ready!(Pin::new(&mut this.inner).poll_read(cx, &mut read))?;
-            let filled = read.filled().len();
-            if filled == 0 {
-                // End of file: a partial head has no answer (hyper would give none either).
-                this.head = Vec::new();
-                return Poll::Ready(Ok(()));
-            }
-            if this.refused {
-                this.discarded += filled;
-                continue;
-            }
-            this.scan(read.filled());
+        if !ready!(this.poll_next_head(cx))? {
+            return Poll::Ready(Ok(()));
         }
+        let pending = &this.out[this.out_read..];
+        let n = pending.len().min(buf.remaining());
+        buf.put_slice(&pending[..n]);
+        this.out_read += n;
+        if this.out_read == this.out.len() {
+            this.out_read = 0;
+            // Give the allocation back: an idle keep-alive connection keeps nothing.
+            this.out = Vec::new();
+        }
+        Poll::Ready(Ok(()))
     }
 }
 
