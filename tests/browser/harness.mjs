@@ -1,6 +1,7 @@
-// Shared by the Chromium end-to-end tests: the service under test, loopback test servers,
-// certificates, the bundled SDK host, and Chromium itself. Everything binds 127.0.0.1 and is
-// stopped by the test that started it.
+// Shared by the browser end-to-end tests: the service under test, loopback test servers,
+// certificates, the bundled SDK host. engines.mjs launches the three engines; the suites that
+// run in one engine launch Chromium or Firefox here. Everything binds 127.0.0.1 and is stopped
+// by the test that started it.
 import { spawn, execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -12,27 +13,18 @@ import { createInterface } from 'node:readline';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
+import { CHROMIUM, chromiumArgs, freePort } from './engines.mjs';
+
+export { freePort };
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 import { STATIC_BINARY } from '../deploy/tools.mjs';
 
 // The static release binary scripts/test builds, the one the container image ships.
 export const BINARY = STATIC_BINARY;
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 
 export function tempDir() {
   return mkdtempSync(join(tmpdir(), 'msp-browser-'));
-}
-
-/** A port that was free a moment ago on 127.0.0.1. */
-export async function freePort() {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address();
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 /**
@@ -147,14 +139,8 @@ export function exampleView(name) {
 /** Headless Debian Chromium with a fresh profile (playwright makes one per launch): `*.test`
  * resolves to 127.0.0.1, and certificates with the `spki` hashes are trusted. */
 export async function launchChromium({ spki = [] } = {}) {
-  const args = [
-    '--no-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update',
-    '--disable-sync', '--disable-quic', '--disable-gpu', '--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable',
-    '--host-resolver-rules=MAP *.test 127.0.0.1, EXCLUDE localhost',
-  ];
-  if (spki.length) args.push(`--ignore-certificate-errors-spki-list=${spki.join(',')}`);
   // playwright-core drives the given executable; it never downloads a browser of its own.
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args });
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: chromiumArgs(spki) });
 }
 
 /** A page in a fresh browser context, closed after test `t`; its console is printed if `t` failed. */

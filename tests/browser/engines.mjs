@@ -1,0 +1,353 @@
+// The three browser engines behind one small page API, so that a browser test runs unchanged in
+// Chromium (playwright-core), Firefox ESR (puppeteer-core over WebDriver BiDi) and WebKitGTK
+// (selenium-webdriver driving WebKitWebDriver and MiniBrowser under Xvfb). All three are Debian's;
+// no tool downloads a browser.
+//
+// A page offers: goto(url), evaluate(fn, arg), waitForFunction(fn, arg, { timeout }) (resolves to
+// the function's first truthy result), frames() (every frame but the top one: { url, evaluate }),
+// url(), console (messages as `type: text`, see `consoleKnown`) and close(). Functions are sent as
+// their source, so they use only their argument, never the test's variables.
+//
+// BROWSER_ENGINES=chromium,firefox (a comma-separated subset) limits a run to some engines.
+import { spawn } from 'node:child_process';
+import { createServer, request } from 'node:http';
+import { connect } from 'node:net';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { chromium } from 'playwright-core';
+import puppeteer from 'puppeteer-core';
+import { Builder } from 'selenium-webdriver';
+
+export const ENGINE_NAMES = ['chromium', 'firefox', 'webkit'];
+
+/** The engines this run covers: BROWSER_ENGINES, or all three. */
+export function selectedEngines() {
+  const chosen = (process.env.BROWSER_ENGINES || ENGINE_NAMES.join(',')).split(',').map((e) => e.trim()).filter(Boolean);
+  for (const engine of chosen) {
+    if (!ENGINE_NAMES.includes(engine)) {
+      throw new Error(`BROWSER_ENGINES: unknown engine "${engine}" (known: ${ENGINE_NAMES.join(', ')})`);
+    }
+  }
+  return chosen;
+}
+
+/**
+ * Whether `page.console` holds every frame's console. WebKitWebDriver (WebKitGTK 2.50) has no
+ * log access: no WebDriver BiDi, and MiniBrowser's console-to-stdout setting does not reach the
+ * pages automation opens. There, `hookConsole` records what a frame logs after it is called.
+ */
+export function consoleKnown(engine) {
+  return engine !== 'webkit';
+}
+
+export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const FIREFOX = process.env.FIREFOX || '/usr/bin/firefox-esr';
+const WEBKIT_DRIVER = process.env.WEBKIT_DRIVER || '/usr/bin/WebKitWebDriver';
+const MINIBROWSER = process.env.MINIBROWSER || '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
+
+/**
+ * Launches `engine`. `spki`: certificate hashes Chromium trusts (the others accept the tests'
+ * self-signed certificates); every host name reaches 127.0.0.1 (Chromium by its resolver
+ * rules, the others through `loopbackProxy`).
+ */
+export async function launch(engine, { spki = [] } = {}) {
+  switch (engine) {
+    case 'chromium': return launchChromium(spki);
+    case 'firefox': return launchFirefox();
+    case 'webkit': return launchWebKit();
+    default: throw new Error(`unknown engine ${engine}`);
+  }
+}
+
+/** Headless Debian Chromium's flags: `*.test` resolves to 127.0.0.1, and certificates with the
+ * `spki` hashes are trusted. */
+export function chromiumArgs(spki = []) {
+  const args = [
+    '--no-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update',
+    '--disable-sync', '--disable-quic', '--disable-gpu', '--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable',
+    '--host-resolver-rules=MAP *.test 127.0.0.1, EXCLUDE localhost',
+  ];
+  if (spki.length) args.push(`--ignore-certificate-errors-spki-list=${spki.join(',')}`);
+  return args;
+}
+
+async function launchChromium(spki) {
+  // playwright-core drives the given executable; it never downloads a browser of its own.
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: chromiumArgs(spki) });
+  return {
+    engine: 'chromium',
+    async newPage() {
+      const context = await browser.newContext();
+      const page = wrapped(await context.newPage(), () => context.close(),
+        (raw, fn, arg, timeout) => raw.waitForFunction(fn, arg, { timeout }));
+      // The README's screenshot: Chromium's rendering at the demo's size.
+      page.screenshot = async (path) => {
+        await page.raw.setViewportSize({ width: 1100, height: 520 });
+        await page.raw.screenshot({ path });
+      };
+      return page;
+    },
+    close: () => browser.close(),
+  };
+}
+
+async function launchFirefox() {
+  const proxy = await loopbackProxy();
+  const browser = await puppeteer.launch({
+    browser: 'firefox',
+    executablePath: FIREFOX,
+    headless: true,
+    acceptInsecureCerts: true,
+    extraPrefsFirefox: {
+      'network.proxy.type': 1,
+      'network.proxy.http': '127.0.0.1',
+      'network.proxy.http_port': proxy.port,
+      'network.proxy.ssl': '127.0.0.1',
+      'network.proxy.ssl_port': proxy.port,
+      'network.proxy.no_proxies_on': '',
+    },
+  });
+  return {
+    engine: 'firefox',
+    async newPage() {
+      const context = await browser.createBrowserContext();
+      const page = wrapped(await context.newPage(), () => context.close(),
+        (raw, fn, arg, timeout) => raw.waitForFunction(fn, { timeout, polling: 50 }, arg));
+      return page;
+    },
+    async close() {
+      await browser.close();
+      await proxy.close();
+    },
+  };
+}
+
+/**
+ * A playwright or puppeteer page as this module's page (their APIs agree but for the order of
+ * `waitForFunction`'s arguments); the library's own page stays at `raw`.
+ */
+function wrapped(raw, close, waitForFunction) {
+  const console = [];
+  raw.on('console', (m) => console.push(`${m.type()}: ${m.text()}`));
+  raw.on('pageerror', (e) => console.push(`pageerror: ${e.message}`));
+  return {
+    raw,
+    console,
+    goto: (url) => raw.goto(url),
+    evaluate: (fn, arg) => raw.evaluate(fn, arg),
+    waitForFunction: async (fn, arg, { timeout = 10_000 } = {}) => (await waitForFunction(raw, fn, arg, timeout)).jsonValue(),
+    frames: async () => raw.frames().filter((f) => f !== raw.mainFrame())
+      .map((f) => ({ url: f.url(), evaluate: (fn, a) => f.evaluate(fn, a) })),
+    url: async () => raw.url(),
+    close,
+  };
+}
+
+// WebKit: one WebKitWebDriver (and so one MiniBrowser) per page, so that each page starts with
+// a fresh profile, as a new context does in the other two.
+async function launchWebKit() {
+  const proxy = await loopbackProxy();
+  const display = await startXvfb();
+  return {
+    engine: 'webkit',
+    async newPage() {
+      const port = await freePort();
+      const driverProcess = spawn(WEBKIT_DRIVER, [`--port=${port}`, '--host=127.0.0.1'], {
+        env: { ...process.env, DISPLAY: display.name },
+        stdio: 'ignore',
+      });
+      const server = `http://127.0.0.1:${port}`;
+      await untilListening(port);
+      // MiniBrowser's own proxy option: WebDriver's `sslProxy` makes libsoup speak TLS to the
+      // proxy itself instead of asking it for a tunnel.
+      const driver = await new Builder().usingServer(server).withCapabilities({
+        browserName: 'MiniBrowser',
+        acceptInsecureCerts: true,
+        'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation', `--proxy=http://127.0.0.1:${proxy.port}`] },
+      }).build();
+      const evaluateHere = (fn, arg) => runInCurrentFrame(driver, fn, arg);
+      const page = {
+        console: [],
+        goto: (url) => driver.get(url),
+        evaluate: async (fn, arg) => {
+          await driver.switchTo().defaultContent();
+          return evaluateHere(fn, arg);
+        },
+        waitForFunction: (fn, arg, { timeout = 10_000 } = {}) => poll(() => page.evaluate(fn, arg), timeout, fn),
+        frames: () => webKitFrames(driver),
+        url: () => driver.getCurrentUrl(),
+        async close() {
+          await driver.quit().catch(() => {});
+          driverProcess.kill();
+        },
+      };
+      return page;
+    },
+    async close() {
+      display.stop();
+      await proxy.close();
+    },
+  };
+}
+
+/** Runs `fn(arg)` in the frame the driver is switched to; its result must be JSON. */
+async function runInCurrentFrame(driver, fn, arg) {
+  const outcome = await driver.executeAsyncScript(`
+    const done = arguments[arguments.length - 1];
+    Promise.resolve().then(() => (${fn.toString()})(arguments[0]))
+      .then((value) => done({ value: value === undefined ? null : value }),
+        (error) => done({ error: String(error && error.stack || error) }));`, arg === undefined ? null : arg);
+  if (outcome.error) throw new Error(`in the page: ${outcome.error}`);
+  return outcome.value;
+}
+
+/** Every frame below the top one, found by walking iframes; each evaluates by switching there. */
+async function webKitFrames(driver) {
+  const found = [];
+  async function walk(path) {
+    await switchTo(driver, path);
+    const count = (await driver.findElements({ css: 'iframe' })).length;
+    for (let i = 0; i < count; i++) {
+      const child = [...path, i];
+      try {
+        await switchTo(driver, child);
+        const url = await driver.executeScript('return location.href');
+        found.push({ url, evaluate: async (fn, arg) => { await switchTo(driver, child); return runInCurrentFrame(driver, fn, arg); } });
+        await walk(child);
+      } catch {
+        // A frame that went away while walking: not listed.
+      }
+    }
+  }
+  await walk([]);
+  await driver.switchTo().defaultContent();
+  return found;
+}
+
+async function switchTo(driver, path) {
+  await driver.switchTo().defaultContent();
+  for (const index of path) {
+    const frames = await driver.findElements({ css: 'iframe' });
+    await driver.switchTo().frame(frames[index]);
+  }
+}
+
+/** Polls `check` until it returns something truthy, for at most `timeout` ms. */
+export async function until(check, what, timeout = 15_000) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function poll(check, timeout, fn) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`waitForFunction: still false after ${timeout} ms: ${fn}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * For an engine without log access: from now on, what `frame` logs is also kept in it
+ * (`window.__logged`), and `collectHooked` reads it back.
+ */
+export async function hookConsole(frame) {
+  await frame.evaluate(() => {
+    if (window.__logged) return;
+    window.__logged = [];
+    for (const [method, type] of [['log', 'log'], ['info', 'info'], ['warn', 'warning'], ['error', 'error']]) {
+      const original = console[method].bind(console);
+      console[method] = (...args) => { window.__logged.push(`${type}: ${args.join(' ')}`); original(...args); };
+    }
+  });
+}
+
+/** What a frame hooked by `hookConsole` has logged since. */
+export async function collectHooked(frame) {
+  return frame.evaluate(() => window.__logged || []);
+}
+
+/** A port that was free a moment ago on 127.0.0.1. */
+export async function freePort() {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address();
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+async function untilListening(port) {
+  for (let i = 0; i < 200; i++) {
+    const open = await new Promise((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => { socket.destroy(); resolve(true); });
+      socket.on('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`nothing listens on 127.0.0.1:${port}`);
+}
+
+/** Xvfb on a display number it picks itself (the GTK MiniBrowser has no headless mode). */
+async function startXvfb() {
+  const xvfb = spawn('Xvfb', ['-displayfd', '1', '-screen', '0', '1280x1024x24', '-nolisten', 'tcp'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const [line] = await once(createInterface({ input: xvfb.stdout }), 'line');
+  return { name: `:${line.trim()}`, stop: () => xvfb.kill() };
+}
+
+/**
+ * An HTTP proxy on 127.0.0.1 that sends every name to 127.0.0.1 (the same port): it stands in
+ * for DNS, so that tests can use any name, such as `a1b2c3.chat.sandbox.test`, in engines
+ * without host resolver rules. CONNECT for TLS and WebSocket, absolute-form requests for HTTP.
+ */
+export async function loopbackProxy() {
+  const sockets = new Set();
+  const server = createServer((req, res) => {
+    const target = new URL(req.url);
+    const upstream = request({
+      host: '127.0.0.1', port: target.port || 80, method: req.method, path: target.pathname + target.search, headers: req.headers,
+    }, (answer) => {
+      res.writeHead(answer.statusCode, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  server.on('connect', (req, client, head) => {
+    const port = Number(req.url.split(':').pop());
+    const upstream = connect(port, '127.0.0.1', () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => { client.destroy(); upstream.destroy(); });
+    }
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    port: server.address().port,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
