@@ -1,13 +1,13 @@
-// What the proxy must refuse, each shown in Chromium against the running service over TLS:
-// framing by other origins, forged and repeated sandbox messages, top navigation, undeclared
-// connections, permissive view-side policies, hostile ?csp= entries; and what it must allow:
-// declared connections, opaque views that still relay, delegated permissions.
+// What the proxy must refuse, each shown in each browser engine (see engines.mjs) against the
+// running service over TLS: framing by other origins, forged and repeated sandbox messages, top
+// navigation, undeclared connections, permissive view-side policies, hostile ?csp= entries; and
+// what it must allow: declared connections, opaque views that still relay, delegated permissions.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  startTlsProxy, startProxy, startServer, freePort, html, launchChromium, collectConsole, freshPage,
-  RAW_HOST, view, report,
+  startTlsProxy, startProxy, startServer, startTlsServer, freePort, html, makeCertificate, tempDir, RAW_HOST, view, report,
 } from './harness.mjs';
+import { launch, selectedEngines, consoleKnown, hookConsole, collectHooked, until } from './engines.mjs';
 
 /** Round trip through the relay: once the echo is back, everything sent before it was handled. */
 async function roundTrip(page, token) {
@@ -16,6 +16,8 @@ async function roundTrip(page, token) {
     (m) => m.data && m.data.method === 'test/report' && m.data.params.key === 'echo' && m.data.params.value === t), token);
 }
 
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
 function reports(received) {
   return received.filter((m) => m.data && m.data.method === 'test/report').map((m) => m.data.params.key);
 }
@@ -23,8 +25,8 @@ function reports(received) {
 // Each test stops by itself: a relay that loses a message fails at its timeout, never hangs.
 const T = { timeout: 30_000 };
 
-describe('attacks on the proxy fail; declared capabilities work', () => {
-  let browser, proxy, servers = [], hostOrigin, evilOrigin, proxyUrl, allowedApi, blockedApi;
+for (const engine of selectedEngines()) describe(`attacks on the proxy fail; declared capabilities work (${engine})`, () => {
+  let browser, proxy, servers = [], hostOrigin, evilOrigin, proxyUrl, allowedApi, blockedApi, thirdPartyOrigin;
 
   before(async () => {
     const [hostPort, evilPort, proxyPort] = [await freePort(), await freePort(), await freePort()];
@@ -45,7 +47,10 @@ window.addEventListener('message', (e) => {
       '/raw': html(RAW_HOST),
       '/sibling': html(sibling),
     }, hostPort));
-    servers.push(await startServer({
+    // What a view reaches beyond the sandbox, over https: WebKit blocks plain http from an https
+    // page even on loopback (mixed content), where Chromium and Firefox allow 127.0.0.1.
+    const outside = makeCertificate(tempDir(), ['allowed.api.test', 'blocked.api.test', 'third.party.test']);
+    const thirdParty = await startTlsServer({
       // A page the view navigates itself to: it tries to speak for the view, and records what it hears.
       '/third-party': html(`<!doctype html><script>
 window.addEventListener('message', (e) => parent.postMessage({ jsonrpc: '2.0', method: 'test/report', params: { key: 'third-party-heard', value: e.data } }, '*'));
@@ -55,6 +60,10 @@ window.addEventListener('load', () => setTimeout(() => {
   parent.postMessage({ jsonrpc: '2.0', id: 99, method: 'tools/call', params: { name: 'steal', arguments: {} } }, '*');
 }, 200));
 </script>`),
+    }, outside);
+    servers.push(thirdParty);
+    thirdPartyOrigin = `https://third.party.test:${thirdParty.port}`;
+    servers.push(await startServer({
       '/frame': html(`<!doctype html><body><script>
 window.messages = [];
 window.addEventListener('message', (e) => window.messages.push(e.data));
@@ -68,12 +77,12 @@ document.body.appendChild(f);
       res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' });
       res.end(JSON.stringify({ api: name }));
     };
-    const a = await startServer({ '/data': api('allowed') });
-    const b = await startServer({ '/data': api('blocked') });
+    const a = await startTlsServer({ '/data': api('allowed') }, outside);
+    const b = await startTlsServer({ '/data': api('blocked') }, outside);
     servers.push(a, b);
-    allowedApi = `http://127.0.0.1:${a.port}`;
-    blockedApi = `http://127.0.0.1:${b.port}`;
-    browser = await launchChromium({ spki: [cert.spki] });
+    allowedApi = `https://allowed.api.test:${a.port}`;
+    blockedApi = `https://blocked.api.test:${b.port}`;
+    browser = await launch(engine, { spki: [cert.spki, outside.spki] });
   });
 
   after(async () => {
@@ -82,33 +91,54 @@ document.body.appendChild(f);
     assert.equal(await proxy?.stop(), 0);
   });
 
-  /** A fresh page on the host origin with the proxy mounted (no resource sent yet). */
+  /** A fresh page, closed after `t`; its console is printed if `t` failed. */
+  async function freshPage(t) {
+    const page = await browser.newPage();
+    t.after(async () => {
+      if (t.passed === false) t.diagnostic(page.console.join('\n'));
+      await page.close();
+    });
+    return page;
+  }
+
+  /** The frame whose URL starts with `prefix`, once there is one. */
+  async function frameAt(page, prefix) {
+    return until(async () => (await page.frames()).find((f) => f.url.startsWith(prefix)), `a frame at ${prefix}`);
+  }
+
+  /**
+   * A fresh page on the host origin with the proxy mounted (no resource sent yet). `logged()`:
+   * what the proxy page has logged since it was mounted (hooked, so in every engine).
+   */
   async function hostPage(t, opts = {}) {
-    const { page, console } = await freshPage(browser, t);
+    const page = await freshPage(t);
     await page.goto(`${hostOrigin}/raw`);
     await page.evaluate((o) => window.mountProxy(o), { proxyUrl, ...opts });
-    const proxyFrame = page.frames().find((f) => f.url().startsWith(proxyUrl));
-    return { page, console, proxyFrame };
+    const proxyFrame = await frameAt(page, proxyUrl);
+    await hookConsole(proxyFrame);
+    return { page, proxyFrame, logged: () => collectHooked(proxyFrame) };
   }
 
   it('a page on an unlisted origin cannot frame the proxy', T, async (t) => {
-    const context = await browser.newContext();
-    t.after(() => context.close());
-    const page = await context.newPage();
-    const console = collectConsole(page);
+    const page = await freshPage(t);
     await page.goto(`${evilOrigin}/frame`);
     await page.waitForFunction(() => window.loaded === true);
+    await sleep(300);
     assert.deepEqual(await page.evaluate(() => window.messages), [], 'no sandbox-proxy-ready reaches the framer');
-    assert.ok(!page.frames().some((f) => f.url().startsWith(proxyUrl)), 'the proxy page is not loaded in the frame');
-    assert.ok(console.some((m) => m.includes('frame-ancestors')), console.join('\n'));
+    // The refused frame holds the browser's error page (or nothing), never the proxy page.
+    for (const frame of await page.frames()) {
+      const refusal = await frame.evaluate(() => document.querySelector('.refusal, #relay') !== null).catch(() => false);
+      assert.ok(!refusal, `the proxy page is not loaded in the frame (${frame.url})`);
+    }
+    // The browser's own console line; WebKit's driver cannot read it (see engines.mjs).
+    if (consoleKnown(engine)) assert.ok(page.console.some((m) => m.includes('frame-ancestors')), page.console.join('\n'));
   });
 
   it('the proxy refuses to run unframed', T, async (t) => {
-    const context = await browser.newContext();
-    t.after(() => context.close());
-    const page = await context.newPage();
+    const page = await freshPage(t);
     await page.goto(proxyUrl);
-    assert.match(await page.locator('.refusal').textContent(), /sandbox proxy for http:\/\/host\.localhost:\d+\. It only runs inside an iframe of that host/);
+    assert.match(await page.evaluate(() => document.querySelector('.refusal').textContent),
+      /sandbox proxy for http:\/\/host\.localhost:\d+\. It only runs inside an iframe of that host/);
   });
 
   it('sandbox-proxy-ready is posted once, to the host origin only', T, async (t) => {
@@ -155,7 +185,7 @@ document.body.appendChild(f);
   });
 
   it('a second sandbox-resource-ready is ignored', T, async (t) => {
-    const { page, console, proxyFrame } = await hostPage(t);
+    const { page, logged, proxyFrame } = await hostPage(t);
     await page.evaluate((html) => window.sendResource({ html }), view("report('mounted', 'first')"));
     assert.equal(await report(page, 'mounted'), 'first');
     await page.evaluate((html) => window.sendResource({ html }), view("report('mounted', 'second')"));
@@ -163,6 +193,7 @@ document.body.appendChild(f);
     const mounted = (await page.evaluate(() => window.received)).filter((m) => m.data.params?.key === 'mounted');
     assert.deepEqual(mounted.map((m) => m.data.params.value), ['first']);
     assert.equal(await proxyFrame.evaluate(() => document.querySelectorAll('iframe').length), 1);
+    const console = await logged();
     assert.ok(console.some((m) => m.includes('ignored a second sandbox-resource-ready')), console.join('\n'));
   });
 
@@ -180,14 +211,14 @@ document.body.appendChild(f);
 
   it('the view cannot navigate the top window', T, async (t) => {
     const { page } = await hostPage(t);
-    const before = page.url();
+    const before = await page.url();
     await page.evaluate(([html]) => window.sendResource({ html }), [view(`
       let outcome = 'navigated';
       try { window.top.location.href = ${JSON.stringify(`${evilOrigin}/frame`)}; } catch (e) { outcome = 'threw ' + e.name; }
       report('top', outcome);`)]);
     await report(page, 'top');
     await roundTrip(page, 'after-navigation-attempt');
-    assert.equal(page.url(), before, 'the host page is still there');
+    assert.equal(await page.url(), before, 'the host page is still there');
   });
 
   it('connectDomains: a declared loopback API is reachable, an undeclared one is not', T, async (t) => {
@@ -197,9 +228,10 @@ document.body.appendChild(f);
       Promise.all([get(${JSON.stringify(`${allowedApi}/data`)}), get(${JSON.stringify(`${blockedApi}/data`)})])
         .then(([a, b]) => report('fetch', { a, b }));`), { connectDomains: [allowedApi] }]);
     assert.deepEqual(await report(page, 'fetch'), { a: 'allowed', b: 'blocked' });
-    const violations = await page.waitForFunction(() => window.received.filter(
-      (m) => m.data.method === 'ui/notifications/sandbox-csp-violation'));
-    const notices = await violations.jsonValue();
+    const notices = await page.waitForFunction(() => {
+      const found = window.received.filter((m) => m.data.method === 'ui/notifications/sandbox-csp-violation');
+      return found.length > 0 && found;
+    });
     assert.ok(notices.some((m) => m.data.params.effectiveDirective === 'connect-src' && m.data.params.blockedURI.startsWith(blockedApi)),
       JSON.stringify(notices));
   });
@@ -214,15 +246,10 @@ document.body.appendChild(f);
 
   it('hostile ?csp= entries never reach the header', T, async (t) => {
     const hostile = ['*', `${blockedApi}; connect-src *`, "'unsafe-eval'", 'https:', 'http:', 'data:', `${blockedApi} *`];
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    t.after(() => context.close());
-    const header = new Promise((resolve) => page.on('response', async (r) => {
-      if (r.url().startsWith(proxyUrl)) resolve(await r.headerValue('content-security-policy'));
-    }));
-    await page.goto(`${hostOrigin}/raw`);
-    await page.evaluate((o) => window.mountProxy(o), { proxyUrl, csp: { connectDomains: hostile, resourceDomains: hostile } });
-    const directives = (await header).split(/;\s*|,\s*/);
+    const { page, proxyFrame } = await hostPage(t, { csp: { connectDomains: hostile, resourceDomains: hostile } });
+    // The header of the page at the very URL the frame loaded, fetched by the page itself.
+    const header = await proxyFrame.evaluate(() => fetch(location.href).then((r) => r.headers.get('content-security-policy')));
+    const directives = header.split(/;\s*|,\s*/);
     // Nothing was kept: the directives that take declared domains hold only the template's words.
     assert.ok(directives.includes("connect-src 'self'"), directives.join('\n'));
     assert.ok(directives.includes("script-src 'self' 'unsafe-inline'"), directives.join('\n'));
@@ -234,20 +261,21 @@ document.body.appendChild(f);
   });
 
   it('an opaque sandbox override really gives origin null, drops forbidden tokens, and still relays', T, async (t) => {
-    const { page, proxyFrame, console } = await hostPage(t);
+    const { page, proxyFrame, logged } = await hostPage(t);
     await page.evaluate((html) => window.sendResource({ html, sandbox: 'allow-scripts allow-top-navigation allow-top-navigation-by-user-activation' }),
       view("report('origin', self.origin)"));
     assert.equal(await report(page, 'origin'), 'null');
     assert.equal(await proxyFrame.evaluate(() => document.querySelector('iframe').getAttribute('sandbox')), 'allow-scripts');
     assert.equal(await proxyFrame.evaluate(() => document.querySelector('iframe').hasAttribute('srcdoc')), true);
     await roundTrip(page, 'opaque-relay');
-    assert.ok(!console.some((m) => m.includes("shares this page's origin")), 'no same-origin note for an opaque view');
+    assert.ok(!(await logged()).some((m) => m.includes("shares this page's origin")), 'no same-origin note for an opaque view');
   });
 
   it('the default mount is same-origin with the proxy, through document.write', T, async (t) => {
-    const { page, proxyFrame, console } = await hostPage(t);
+    const { page, proxyFrame, logged } = await hostPage(t);
     await page.evaluate((html) => window.sendResource({ html }), view("report('origin', self.origin)"));
     assert.equal(await report(page, 'origin'), new URL(proxyUrl).origin);
+    const console = await logged();
     assert.ok(console.some((m) => m.startsWith('info:') && m.includes("shares this page's origin")
       && m.includes('frame-src')), `the host's requirements are noted:\n${console.join('\n')}`);
     assert.ok(!console.some((m) => m.includes('not a secure context')), 'served over TLS: no transport warning');
@@ -267,7 +295,9 @@ document.body.appendChild(f);
     { name: 'requested, not delegated by the host: denied', allow: undefined, permissions: { camera: {} }, expected: false },
     { name: 'delegated, not requested: denied', allow: 'camera', permissions: {}, expected: false },
   ]) {
-    it(`camera permission ${name}`, T, async (t) => {
+    // `document.featurePolicy` is Chromium's; Firefox and WebKit report a delegated permission
+    // only through the feature itself (see docs/hosts.md on permissions).
+    if (engine === 'chromium') it(`camera permission ${name}`, T, async (t) => {
       const { page } = await hostPage(t, { allow });
       await page.evaluate(([html, p]) => window.sendResource({ html, permissions: p }),
         [view("report('camera', document.featurePolicy.allowsFeature('camera'))"), permissions]);
@@ -290,30 +320,28 @@ document.body.appendChild(f);
   });
 
   it('warns when params.csp asks for domains the served policy lacks', T, async (t) => {
-    const { page, console } = await hostPage(t);
+    const { page, logged } = await hostPage(t);
     await page.evaluate((html) => window.sendResource({ html, csp: { connectDomains: ['https://api.example.com'] } }),
       view("report('mounted', true)"));
     await report(page, 'mounted');
+    const console = await logged();
     assert.ok(console.some((m) => m.includes('connectDomains https://api.example.com') && m.includes('?csp=')), console.join('\n'));
   });
   for (const sandbox of [undefined, 'allow-scripts']) {
     it(`a view that navigates away is no longer relayed (${sandbox ? 'opaque' : 'same-origin'} view)`, T, async (t) => {
-      // A declared frame domain (plain http is allowed for 127.0.0.1 only), where the view can go.
-      const thirdPartyOrigin = `http://127.0.0.1:${new URL(evilOrigin).port}`;
+      // A declared frame domain, where the view can go.
       const thirdParty = `${thirdPartyOrigin}/third-party`;
       const csp = { frameDomains: [thirdPartyOrigin] };
-      const { page, proxyFrame } = await hostPage(t, { csp });
+      const { page } = await hostPage(t, { csp });
       await page.evaluate(([html, sandbox, csp]) => window.sendResource({ html, sandbox, csp }), [view(`
         report('before-navigation', true);
         setTimeout(() => { location.href = ${JSON.stringify(thirdParty)}; }, 50);`), sandbox, csp]);
       assert.equal(await report(page, 'before-navigation'), true);
-      const inner = () => proxyFrame.childFrames()[0];
-      for (let i = 0; i < 200 && !(inner() && inner().url().startsWith(thirdParty)); i++) await page.waitForTimeout(25);
-      assert.ok(inner().url().startsWith(thirdParty), 'the view navigated');
-      await inner().waitForLoadState('load');
+      const navigated = await frameAt(page, thirdParty);
+      await until(() => navigated.evaluate(() => document.readyState === 'complete').catch(() => false), 'the third-party page loaded');
       await page.evaluate(() => window.toProxy({ jsonrpc: '2.0', method: 'test/secret', params: 'host-data' }));
       await page.evaluate(() => window.toProxy({ jsonrpc: '2.0', method: 'test/echo', params: 'after' }));
-      await page.waitForTimeout(600);
+      await sleep(600);
       const received = await page.evaluate(() => window.received);
       assert.ok(!received.some((m) => m.data.method === 'tools/call'), 'the third-party page did not reach the host');
       assert.ok(!reports(received).includes('third-party'), JSON.stringify(received));
@@ -326,18 +354,13 @@ document.body.appendChild(f);
   }
 
   it('refuses to run when the host iframe lacks allow-same-origin', T, async (t) => {
-    const context = await browser.newContext();
-    t.after(() => context.close());
-    const page = await context.newPage();
+    const page = await freshPage(t);
     await page.goto(`${hostOrigin}/raw`);
     await page.evaluate((o) => { window.mountProxy(o); }, { proxyUrl, outerSandbox: 'allow-scripts' });
-    let proxyFrame;
-    for (let i = 0; i < 200 && !proxyFrame; i++) {
-      proxyFrame = page.frames().find((f) => f.url().startsWith(proxyUrl));
-      if (!proxyFrame) await page.waitForTimeout(25);
-    }
-    await proxyFrame.waitForSelector('.refusal');
-    assert.match(await proxyFrame.locator('.refusal').textContent(), /allow-scripts allow-same-origin/);
+    const proxyFrame = await frameAt(page, proxyUrl);
+    const refusal = await until(() => proxyFrame.evaluate(() => document.querySelector('.refusal')?.textContent).catch(() => null),
+      'the proxy page shows its refusal');
+    assert.match(refusal, /allow-scripts allow-same-origin/);
     assert.deepEqual(await page.evaluate(() => window.received), [], 'no sandbox-proxy-ready');
   });
 
@@ -384,9 +407,15 @@ origin = "${hostOrigin}"
 sandbox = "plain.sandbox.test:${port}"
 `);
     t.after(() => plain.stop());
-    const { page, console } = await freshPage(browser, t);
+    const page = await freshPage(t);
     await page.goto(`${hostOrigin}/raw`);
     await page.evaluate((proxyUrl) => window.mountProxy({ proxyUrl }), `http://plain.sandbox.test:${port}/sandbox.html`);
-    assert.ok(console.some((m) => m.startsWith('warning:') && m.includes('not a secure context')), console.join('\n'));
+    // Logged as the page loads, before a test could hook the frame's console: WebKit's driver
+    // cannot show it (see engines.mjs). There, the page is at least not a secure context.
+    const frame = await frameAt(page, `http://plain.sandbox.test:${port}/`);
+    assert.equal(await frame.evaluate(() => isSecureContext), false);
+    if (consoleKnown(engine)) {
+      assert.ok(page.console.some((m) => m.startsWith('warning:') && m.includes('not a secure context')), page.console.join('\n'));
+    }
   });
 });

@@ -128,7 +128,8 @@ async function launchFirefox() {
  */
 function wrapped(raw, close, waitForFunction) {
   const console = [];
-  raw.on('console', (m) => console.push(`${m.type()}: ${m.text()}`));
+  // puppeteer names a warning `warn`, playwright `warning`: one name here.
+  raw.on('console', (m) => console.push(`${m.type() === 'warn' ? 'warning' : m.type()}: ${m.text()}`));
   raw.on('pageerror', (e) => console.push(`pageerror: ${e.message}`));
   return {
     raw,

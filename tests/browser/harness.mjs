@@ -4,6 +4,7 @@
 // by the test that started it.
 import { spawn, execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
@@ -67,12 +68,25 @@ export async function startProxy(configText, { args = [] } = {}) {
 
 /** A loopback HTTP server whose routes are `path → (req, res) => void`. */
 export async function startServer(routes, port = 0) {
-  const server = createServer((req, res) => {
+  return listenOn(createServer(routeTo(routes)), port);
+}
+
+/** `startServer` over TLS, with `cert` (from makeCertificate). */
+export async function startTlsServer(routes, cert, port = 0) {
+  const options = { cert: readFileSync(cert.cert), key: readFileSync(cert.key) };
+  return listenOn(createHttpsServer(options, routeTo(routes)), port);
+}
+
+function routeTo(routes) {
+  return (req, res) => {
     const url = new URL(req.url, 'http://x');
     const route = routes[url.pathname];
     if (!route) { res.writeHead(404).end('not found'); return; }
     route(req, res, url);
-  });
+  };
+}
+
+async function listenOn(server, port) {
   server.listen(port, '127.0.0.1');
   await once(server, 'listening');
   return { port: server.address().port, close: () => new Promise((r) => server.close(r)) };
@@ -211,8 +225,11 @@ ${script}
 </script></body></html>`;
 }
 
+/** The value of the view's first `test/report` under `key`; `page` is a playwright page or an
+ * engines.mjs page (whose waitForFunction resolves to the value itself). */
 export async function report(page, key) {
-  const handle = await page.waitForFunction((k) => window.received.find(
+  const found = await page.waitForFunction((k) => window.received.find(
     (m) => m.data && m.data.method === 'test/report' && m.data.params.key === k), key, { timeout: 10000 });
-  return (await handle.jsonValue()).data.params.value;
+  const message = typeof found?.jsonValue === 'function' ? await found.jsonValue() : found;
+  return message.data.params.value;
 }
