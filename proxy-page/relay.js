@@ -152,20 +152,12 @@
     }
   }
 
-  // The view's window is the inner frame's contentWindow. WebKit can report a same-origin
-  // about:blank child written with document.write under another WindowProxy, so for a
-  // same-origin view we also accept a window whose frameElement is our inner frame.
+  // The view's window is the inner frame's contentWindow, in every engine (Chromium, Firefox and
+  // WebKit are tested): a same-origin view must also still be the document we wrote.
   function isFromView(event) {
-    if (!view || !event.source) return false;
-    var fromFrame = event.source === view.contentWindow;
-    if (viewTarget === '*') return fromFrame && viewIsMounted();
-    if (event.origin !== window.location.origin || !viewIsMounted()) return false;
-    if (fromFrame) return true;
-    try {
-      return event.source.frameElement === view;
-    } catch (crossOrigin) {
-      return false;
-    }
+    if (!view || !event.source || event.source !== view.contentWindow) return false;
+    if (viewTarget === '*') return viewIsMounted();
+    return event.origin === window.location.origin && viewIsMounted();
   }
 
   function isJsonRpc(data) {
