@@ -11,6 +11,8 @@
   var RESOURCE_READY = 'ui/notifications/sandbox-resource-ready';
   var CSP_VIOLATION = 'ui/notifications/sandbox-csp-violation';
   var DOMAIN_LISTS = ['connectDomains', 'resourceDomains', 'frameDomains', 'baseUriDomains'];
+  // What a host source without a scheme stands for (see covers).
+  var PAGE_SCHEME = window.location.protocol.slice(0, -1);
   // Host messages held until the view is listening; a host that floods before then loses the rest.
   var MAX_HELD = 256;
   // CSP violation notices passed to the host per page; a view in a loop of violations must not
@@ -355,7 +357,7 @@
       var have = Array.isArray(applied[list]) ? applied[list] : [];
       var missing = asked.filter(function (domain) {
         return typeof domain === 'string' && !have.some(function (source) {
-          return covers(source, normalizeSource(domain));
+          return covers(source, domain);
         });
       });
       if (missing.length) {
@@ -366,24 +368,54 @@
     });
   }
 
-  // As the server normalises a source: scheme and host lower-cased, the path kept as it is.
-  function normalizeSource(source) {
-    var cut = source.indexOf('/', source.indexOf('://') + 3);
-    if (cut === -1) return source.toLowerCase();
-    return source.slice(0, cut).toLowerCase() + source.slice(cut);
+  // A host source as the server writes it ([scheme://]host[:port][path]): scheme and host
+  // lower-cased, the path as it is; `scheme` is null when the source has none.
+  function parseSource(source) {
+    var at = source.indexOf('://');
+    var scheme = at === -1 ? null : source.slice(0, at).toLowerCase();
+    var rest = at === -1 ? source : source.slice(at + 3);
+    var slash = rest.indexOf('/');
+    var authority = (slash === -1 ? rest : rest.slice(0, slash)).toLowerCase();
+    var colon = authority.lastIndexOf(':');
+    return {
+      scheme: scheme,
+      host: colon === -1 ? authority : authority.slice(0, colon),
+      port: colon === -1 ? '' : authority.slice(colon + 1),
+      path: slash === -1 ? '' : rest.slice(slash)
+    };
   }
 
-  // Whether an applied source allows a requested one: the same, or a wildcard over its host.
-  function covers(applied, requested) {
+  // CSP's matching, as far as the warning needs it: whether every URL the requested source
+  // allows is allowed by the applied one. The scheme: the same, or its secure form (http →
+  // https, ws → wss); a source without one stands for this page's scheme and its WebSocket
+  // form, secure forms included. The host: the same, or under the applied wildcard. The port:
+  // the same, or the applied `*`. The path: the applied one is empty, the same, or a directory
+  // (`/`-ended) holding the requested one.
+  function covers(appliedSource, requestedSource) {
+    var applied = parseSource(appliedSource);
+    var requested = parseSource(requestedSource);
+    return schemeCovers(applied.scheme, requested.scheme || PAGE_SCHEME) &&
+      hostCovers(applied.host, requested.host) &&
+      (applied.port === '*' || applied.port === requested.port) &&
+      (applied.path === '' || applied.path === requested.path ||
+        (applied.path.slice(-1) === '/' && requested.path.indexOf(applied.path) === 0));
+  }
+
+  function schemeCovers(applied, requested) {
+    if (applied === null) {
+      var own = PAGE_SCHEME === 'http' ? ['http', 'https', 'ws', 'wss'] : ['https', 'wss'];
+      return own.indexOf(requested) !== -1;
+    }
+    return applied === requested || (applied === 'http' && requested === 'https') ||
+      (applied === 'ws' && requested === 'wss');
+  }
+
+  function hostCovers(applied, requested) {
     if (applied === requested) return true;
-    var wildcard = applied.indexOf('*.');
-    if (wildcard === -1) return false;
-    var prefix = applied.slice(0, wildcard);
-    var suffix = applied.slice(wildcard + 1);
-    var hostEnd = requested.indexOf('/', prefix.length);
-    var requestedHost = hostEnd === -1 ? requested : requested.slice(0, hostEnd);
-    return requested.indexOf(prefix) === 0 && requestedHost.length > prefix.length + suffix.length &&
-      requestedHost.slice(-suffix.length) === suffix;
+    if (applied.indexOf('*.') !== 0) return false;
+    var suffix = applied.slice(1);
+    var name = requested.indexOf('*.') === 0 ? requested.slice(1) : requested;
+    return name.length > suffix.length && name.slice(-suffix.length) === suffix;
   }
 
   function reportDroppedSources() {

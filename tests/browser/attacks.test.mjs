@@ -327,6 +327,23 @@ document.body.appendChild(f);
     const console = await logged();
     assert.ok(console.some((m) => m.includes('connectDomains https://api.example.com') && m.includes('?csp=')), console.join('\n'));
   });
+  it('the missing-domains warning matches as CSP does: sources without a scheme, wildcards, paths', T, async (t) => {
+    const served = { connectDomains: ['api.example.com', '*.cdn.example.com'], resourceDomains: ['https://*.img.example.com', 'static.example.com/assets/'] };
+    const { page, logged } = await hostPage(t, { csp: served });
+    const asked = {
+      connectDomains: ['https://api.example.com', 'wss://api.example.com', 'API.example.com', 'https://x.cdn.example.com',
+        'https://other.example.org', 'http://api.example.com'],
+      resourceDomains: ['a.img.example.com', '*.b.img.example.com', 'https://static.example.com/assets/app.js', 'static.example.com/other/'],
+    };
+    await page.evaluate(([html, csp]) => window.sendResource({ html, csp }), [view("report('mounted', true)"), asked]);
+    await report(page, 'mounted');
+    const warnings = (await logged()).filter((m) => m.includes('the view asks for'));
+    assert.deepEqual(warnings.map((m) => m.match(/asks for (\w+) (.*) but/).slice(1)), [
+      ['connectDomains', 'https://other.example.org, http://api.example.com'],
+      ['resourceDomains', 'static.example.com/other/'],
+    ], warnings.join('\n'));
+  });
+
   for (const sandbox of [undefined, 'allow-scripts']) {
     it(`a view that navigates away is no longer relayed (${sandbox ? 'opaque' : 'same-origin'} view)`, T, async (t) => {
       // A declared frame domain, where the view can go.
