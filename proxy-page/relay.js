@@ -177,11 +177,8 @@
       return;
     }
     if (data.method === RESOURCE_READY) {
-      // spec: resource-ready is for the proxy; it is never relayed.
-      if (view) {
-        console.warn('[sandbox] ignored a second sandbox-resource-ready: this page mounts exactly one view');
-        return;
-      }
+      // spec: resource-ready is for the proxy; it is never relayed. A later one replaces the
+      // view (a host re-renders a resource whose HTML changed): one view at a time, always.
       mount(data.params);
       return;
     }
@@ -254,11 +251,30 @@
     view.contentWindow.postMessage(message, viewTarget);
   }
 
+  // The view goes with its frame: its document and timers end, and nothing it queued is
+  // relayed (its window is no longer the inner frame's). Host messages held for it are dropped:
+  // they were meant for a view that is gone, and holding starts again for the next one.
+  function unmount() {
+    if (!view) return;
+    if (view.parentNode) view.parentNode.removeChild(view);
+    if (held.length) console.warn('[sandbox] dropped ' + held.length + ' host message(s) held for the replaced view');
+    view = null;
+    viewTarget = null;
+    viewDocument = null;
+    viewNavigated = false;
+    viewListening = false;
+    held = [];
+    violations = 0;
+  }
+
   function mount(params) {
     if (params === null || typeof params !== 'object' || typeof params.html !== 'string') {
+      // A bad resource replaces nothing: the view already there (if any) stays.
       console.error('[sandbox] sandbox-resource-ready without params.html: nothing to mount');
       return;
     }
+    if (view) console.info('[sandbox] a new sandbox-resource-ready: the view is replaced');
+    unmount();
     var tokens = sandboxTokens(params.sandbox);
     var sameOrigin = tokens.indexOf('allow-same-origin') !== -1;
     // Both attributes must be set before the frame is inserted: a frame's sandbox flags and
@@ -285,7 +301,7 @@
         var loads = 0;
         frame.addEventListener('load', function () {
           loads += 1;
-          if (loads > 1 && !viewNavigated) {
+          if (loads > 1 && frame === view && !viewNavigated) {
             viewNavigated = true;
             console.warn('[sandbox] the view navigated away: relaying stopped');
           }

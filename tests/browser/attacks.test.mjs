@@ -18,6 +18,20 @@ async function roundTrip(page, token) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Mounts a view and sends it `test/early` 1, 2, 3 at once, before it can listen; the view
+ * reports `early` once it has all three, and runs `then` (which posts its first message).
+ */
+async function mountWithEarlyMessages(page, then) {
+  await page.evaluate((html) => {
+    window.sendResource({ html });
+    for (const n of [1, 2, 3]) window.toProxy({ jsonrpc: '2.0', method: 'test/early', params: n });
+  }, view(`
+    const early = [];
+    window.addEventListener('message', (e) => { if (e.data.method === 'test/early') { early.push(e.data.params); if (early.length === 3) report('early', early); } });
+    ${then};`));
+}
+
 function reports(received) {
   return received.filter((m) => m.data && m.data.method === 'test/report').map((m) => m.data.params.key);
 }
@@ -184,28 +198,39 @@ document.body.appendChild(f);
     assert.equal(await proxyFrame.evaluate(() => document.querySelectorAll('iframe').length), 1);
   });
 
-  it('a second sandbox-resource-ready is ignored', T, async (t) => {
+  it('a new sandbox-resource-ready replaces the view: the old one is gone and holding starts again', T, async (t) => {
     const { page, logged, proxyFrame } = await hostPage(t);
-    await page.evaluate((html) => window.sendResource({ html }), view("report('mounted', 'first')"));
+    await page.evaluate((html) => window.sendResource({ html }), view(`
+      report('mounted', 'first');
+      let n = 0;
+      setInterval(() => report('tick-a', n++), 10);`));
     assert.equal(await report(page, 'mounted'), 'first');
-    await page.evaluate((html) => window.sendResource({ html }), view("report('mounted', 'second')"));
-    await roundTrip(page, 'after-second');
-    const mounted = (await page.evaluate(() => window.received)).filter((m) => m.data.params?.key === 'mounted');
-    assert.deepEqual(mounted.map((m) => m.data.params.value), ['first']);
+    await page.waitForFunction(() => window.received.filter((m) => m.data.params?.key === 'tick-a').length >= 3);
+    await mountWithEarlyMessages(page, "report('mounted', 'second')");
+    assert.deepEqual(await report(page, 'early'), [1, 2, 3], 'held for the new view and delivered to it');
+    await sleep(200);
+    await roundTrip(page, 'after-replacement');
+    const keys = (await page.evaluate(() => window.received)).map((m) => m.data.params?.key);
+    const firstOfNew = keys.findIndex((k, i) => k === 'mounted' && keys.indexOf('mounted') !== i);
+    assert.ok(firstOfNew > 0, keys.join(' '));
+    assert.equal(keys.lastIndexOf('tick-a') < firstOfNew, true, `nothing of the old view after the new one: ${keys.join(' ')}`);
     assert.equal(await proxyFrame.evaluate(() => document.querySelectorAll('iframe').length), 1);
     const console = await logged();
-    assert.ok(console.some((m) => m.includes('ignored a second sandbox-resource-ready')), console.join('\n'));
+    assert.ok(console.some((m) => m.includes('the view is replaced')), console.join('\n'));
+  });
+
+  it('a sandbox-resource-ready without html replaces nothing', T, async (t) => {
+    const { page, proxyFrame } = await hostPage(t);
+    await page.evaluate((html) => window.sendResource({ html }), view("report('mounted', 'first')"));
+    assert.equal(await report(page, 'mounted'), 'first');
+    await page.evaluate(() => window.sendResource({ sandbox: 'allow-scripts' }));
+    await roundTrip(page, 'still-the-first');
+    assert.equal(await proxyFrame.evaluate(() => document.querySelectorAll('iframe').length), 1);
   });
 
   it('host messages sent before the view listens are held and delivered in order', T, async (t) => {
     const { page } = await hostPage(t);
-    await page.evaluate((html) => {
-      window.sendResource({ html });
-      for (const n of [1, 2, 3]) window.toProxy({ jsonrpc: '2.0', method: 'test/early', params: n });
-    }, view(`
-      const early = [];
-      window.addEventListener('message', (e) => { if (e.data.method === 'test/early') { early.push(e.data.params); if (early.length === 3) report('early', early); } });
-      report('listening', true);`));
+    await mountWithEarlyMessages(page, "report('listening', true)");
     assert.deepEqual(await report(page, 'early'), [1, 2, 3]);
   });
 

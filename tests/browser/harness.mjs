@@ -92,6 +92,14 @@ async function listenOn(server, port) {
   return { port: server.address().port, close: () => new Promise((r) => server.close(r)) };
 }
 
+/** A route answering with `text` as JavaScript (a bundled host). */
+export function javascript(text) {
+  return (req, res) => {
+    res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' });
+    res.end(text);
+  };
+}
+
 export function html(body, headers = {}) {
   return (req, res) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...headers });
@@ -135,11 +143,22 @@ per_server_subdomains = ${perServer}
 
 /** The real ext-apps AppBridge host (sdk-host.js), bundled for the browser as one ES module. */
 export async function bundleSdkHost() {
+  return bundle('sdk-host.js');
+}
+
+/** The @mcp-ui/client AppRenderer host (renderer-host.jsx), bundled as one ES module. */
+export async function bundleRendererHost() {
+  return bundle('renderer-host.jsx');
+}
+
+async function bundle(entry) {
   const result = await build({
-    entryPoints: [join(ROOT, 'tests', 'browser', 'sdk-host.js')],
+    entryPoints: [join(ROOT, 'tests', 'browser', entry)],
     bundle: true,
     format: 'esm',
     platform: 'browser',
+    jsx: 'automatic',
+    define: { 'process.env.NODE_ENV': '"production"' },
     write: false,
     logLevel: 'silent',
   });

@@ -4,7 +4,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  startProxy, startServer, freePort, makeCertificate, bundleSdkHost, exampleView, tempDir,
+  startProxy, startServer, freePort, makeCertificate, bundleSdkHost, exampleView, tempDir, javascript,
 } from './harness.mjs';
 import { launch, selectedEngines, until } from './engines.mjs';
 
@@ -34,10 +34,7 @@ for (const engine of selectedEngines()) {
           res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
           res.end(hostPages.get(url.searchParams.get('case')));
         },
-        '/sdk-host.js': (req, res) => {
-          res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' });
-          res.end(bundle);
-        },
+        '/sdk-host.js': javascript(bundle),
       }, hostPort);
       browser = await launch(engine, { spki: [cert.spki] });
     });
