@@ -330,6 +330,34 @@ document.body.appendChild(f);
     });
   }
 
+  it("the draft spec's newer messages pass through unchanged, both ways", T, async (t) => {
+    // ui/download-file, ui/notifications/request-teardown and sampling/createMessage (a view
+    // asking the host's model): the relay knows none of them and needs to know none.
+    const fromView = [
+      { jsonrpc: '2.0', id: 1, method: 'ui/download-file', params: { contents: [{ type: 'resource', resource: { uri: 'file:///report.csv', mimeType: 'text/csv', text: 'a,b\n1,2' } }] } },
+      { jsonrpc: '2.0', method: 'ui/notifications/request-teardown', params: {} },
+      { jsonrpc: '2.0', id: 2, method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 16 } },
+    ];
+    const fromHost = [
+      { jsonrpc: '2.0', id: 1, result: {} },
+      { jsonrpc: '2.0', id: 2, result: { role: 'assistant', content: { type: 'text', text: 'hello' }, model: 'm', stopReason: 'endTurn' } },
+      { jsonrpc: '2.0', id: 7, method: 'sampling/createMessage', params: { messages: [], maxTokens: 1 } },
+    ];
+    const { page } = await hostPage(t);
+    await page.evaluate(([html]) => window.sendResource({ html }), [view(`
+      const got = [];
+      window.addEventListener('message', (e) => { if (e.source === parent && e.data.method !== 'test/echo') { got.push(e.data); if (got.length === ${fromHost.length}) report('host-messages', got); } });
+      for (const m of ${JSON.stringify(fromView)}) parent.postMessage(m, '*');`)]);
+    const relayed = await page.waitForFunction((n) => {
+      const found = window.received.filter((m) => m.data.method !== 'test/report').map((m) => m.data)
+        .filter((d) => d.method !== 'ui/notifications/sandbox-proxy-ready');
+      return found.length >= n && found;
+    }, fromView.length);
+    assert.deepEqual(relayed, fromView);
+    await page.evaluate((messages) => messages.forEach((m) => window.toProxy(m)), fromHost);
+    assert.deepEqual(await report(page, 'host-messages'), fromHost);
+  });
+
   it('non-JSON-RPC data is dropped and the relay keeps relaying', T, async (t) => {
     const { page } = await hostPage(t);
     await page.evaluate((html) => window.sendResource({ html }), view(`
