@@ -154,6 +154,7 @@ fn announce(config: &Config, server: &Server) {
             origin = %host.origin,
             sandbox = %host.sandbox,
             per_server_subdomains = host.per_server_subdomains,
+            view_opt_ins = %host.view_opt_ins.names(),
             "host"
         );
     }
@@ -211,6 +212,14 @@ fn check(path: &Path) -> ExitCode {
     };
     for warning in &warnings {
         println!("warning: {warning}");
+    }
+    // A security reviewer reads what widens a host's view policies here, not in the file only.
+    for host in config.hosts.iter().filter(|h| !h.view_opt_ins.is_empty()) {
+        println!(
+            "opt-in: views of {} also get {}",
+            host.origin,
+            host.view_opt_ins.describe()
+        );
     }
     if let Some(files) = &config.tls {
         let resolver = match tls::load_all(files, &tls::provider()) {

@@ -12,6 +12,7 @@ use std::time::Duration;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
+use crate::csp::{OptIn, OptIns};
 use crate::origin::{Origin, SandboxName, site_guess};
 
 /// The development default that `serve` runs without `--config`.
@@ -67,6 +68,8 @@ pub struct HostEntry {
     /// How long browsers and shared caches may keep this host's pages; zero: `no-store`.
     /// The host's own `cache_max_age`, or the file's.
     pub cache_max_age: Duration,
+    /// What the operator adds to this host's view policies (`view_opt_ins`); none by default.
+    pub view_opt_ins: OptIns,
 }
 
 /// Every limit has a default safe for a service on the internet.
@@ -615,6 +618,7 @@ impl<'a> Walker<'a> {
                 "sandbox",
                 "per_server_subdomains",
                 "cache_max_age",
+                "view_opt_ins",
             ],
         );
         let cache_max_age = match table.get("cache_max_age") {
@@ -635,12 +639,44 @@ impl<'a> Walker<'a> {
                 }
             },
         };
+        let view_opt_ins = match table.get("view_opt_ins") {
+            None => Some(OptIns::default()),
+            Some(v) => self.opt_ins(v, &join(&prefix, "view_opt_ins")),
+        };
         Some(HostEntry {
             origin: origin?,
             sandbox: sandbox?,
             per_server_subdomains,
             cache_max_age: cache_max_age?,
+            view_opt_ins: view_opt_ins?,
         })
+    }
+
+    /// A host's view opt-ins: a list of their names, each known.
+    fn opt_ins(&mut self, value: &Value<'_>, key: &str) -> Option<OptIns> {
+        let DeValue::Array(items) = value.get_ref() else {
+            let found = value.get_ref().type_str();
+            let message =
+                format!("must be a list of view opt-ins, like [\"worker-blob\"], not {found}");
+            self.error_at(value, key, message);
+            return None;
+        };
+        let mut opt_ins = Vec::with_capacity(items.len());
+        let mut ok = true;
+        for (i, item) in items.iter().enumerate() {
+            let parsed = match item.get_ref() {
+                DeValue::String(name) => name.parse::<OptIn>(),
+                other => Err(format!("must be a string, not {}", other.type_str())),
+            };
+            match parsed {
+                Ok(opt_in) => opt_ins.push(opt_in),
+                Err(message) => {
+                    self.error_at(item, &format!("{key}[{i}]"), message);
+                    ok = false;
+                }
+            }
+        }
+        ok.then(|| OptIns::new(opt_ins))
     }
 
     fn parsed<T>(

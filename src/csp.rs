@@ -38,6 +38,94 @@ impl DomainList {
     }
 }
 
+/// What an operator may add, per host, to every view policy of that host: what real views need
+/// beyond domains. None is on unless the host's config entry names it (`view_opt_ins`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum OptIn {
+    /// `worker-src 'self' blob:` (and the resource domains): workers built from a `Blob`, as
+    /// map and chart libraries do. Without it, workers fall back to `script-src`, which has no
+    /// `blob:`.
+    WorkerBlob,
+    /// `blob:` in `img-src` and `media-src`: images and media a view makes itself.
+    BlobMedia,
+    /// `'wasm-unsafe-eval'` in `script-src`: WebAssembly compilation, and not JavaScript `eval`.
+    WasmUnsafeEval,
+}
+
+impl OptIn {
+    pub const ALL: [OptIn; 3] = [OptIn::WorkerBlob, OptIn::BlobMedia, OptIn::WasmUnsafeEval];
+
+    /// What it adds to a view policy.
+    pub fn adds(self) -> &'static str {
+        match self {
+            OptIn::WorkerBlob => "worker-src 'self' blob:",
+            OptIn::BlobMedia => "blob: in img-src and media-src",
+            OptIn::WasmUnsafeEval => "'wasm-unsafe-eval' in script-src",
+        }
+    }
+
+    /// The name in the config file.
+    pub fn name(self) -> &'static str {
+        match self {
+            OptIn::WorkerBlob => "worker-blob",
+            OptIn::BlobMedia => "blob-media",
+            OptIn::WasmUnsafeEval => "wasm-unsafe-eval",
+        }
+    }
+}
+
+impl std::str::FromStr for OptIn {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, String> {
+        OptIn::ALL
+            .into_iter()
+            .find(|opt_in| opt_in.name() == name)
+            .ok_or_else(|| {
+                let known: Vec<&str> = OptIn::ALL.iter().map(|o| o.name()).collect();
+                format!(
+                    "{name:?} is not a view opt-in (known: {})",
+                    known.join(", ")
+                )
+            })
+    }
+}
+
+/// The opt-ins of one host, each at most once.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct OptIns(BTreeSet<OptIn>);
+
+impl OptIns {
+    pub fn new(opt_ins: impl IntoIterator<Item = OptIn>) -> Self {
+        OptIns(opt_ins.into_iter().collect())
+    }
+
+    pub fn has(&self, opt_in: OptIn) -> bool {
+        self.0.contains(&opt_in)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = OptIn> + '_ {
+        self.0.iter().copied()
+    }
+
+    /// Their names, comma-separated, as in the config file.
+    pub fn names(&self) -> String {
+        self.iter().map(OptIn::name).collect::<Vec<_>>().join(", ")
+    }
+
+    /// What each adds to the policy, for `check`.
+    pub fn describe(&self) -> String {
+        self.iter()
+            .map(|o| format!("{} ({})", o.name(), o.adds()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 /// Entries longer than this are dropped: no real origin needs more, and it bounds the header.
 const MAX_ENTRY_BYTES: usize = 255;
 
@@ -316,17 +404,23 @@ pub const DEFAULT_POLICY: &str = "default-src 'none'; script-src 'self' 'unsafe-
      connect-src 'none'; object-src 'none'; frame-src 'none'; base-uri 'self'";
 
 impl ViewPolicy {
-    /// The policy when no `?csp=` was given.
-    fn spec_default() -> Self {
+    /// The policy when no `?csp=` was given: the spec's default, with the host's opt-ins.
+    fn spec_default(opt_ins: &OptIns) -> Self {
+        let header = if opt_ins.is_empty() {
+            DEFAULT_POLICY.to_owned()
+        } else {
+            template(&Domains::default(), opt_ins, true)
+        };
         ViewPolicy {
             domains: None,
             dropped: Vec::new(),
-            header: DEFAULT_POLICY.to_owned(),
+            header,
         }
     }
 
-    /// Validates each declared entry and builds the spec's template from what survives.
-    pub fn from_declared(declared: &Declared) -> Self {
+    /// Validates each declared entry and builds the spec's template from what survives, with
+    /// the host's opt-ins.
+    pub fn from_declared(declared: &Declared, opt_ins: &OptIns) -> Self {
         let mut domains = Domains::default();
         let mut dropped = Vec::new();
         for (list, entries) in &declared.lists {
@@ -343,7 +437,7 @@ impl ViewPolicy {
                 }
             }
         }
-        let header = template(&domains);
+        let header = template(&domains, opt_ins, false);
         ViewPolicy {
             domains: Some(domains),
             dropped,
@@ -357,36 +451,80 @@ impl ViewPolicy {
     }
 }
 
-/// The spec's template, filled in. Directive order is fixed; domains are sorted.
-fn template(d: &Domains) -> String {
+/// The spec's template, filled in, with the host's opt-ins. Directive order is fixed; domains
+/// are sorted. `spec_default`: the policy for a resource that declares nothing (no `font-src`,
+/// `connect-src 'none'`), which with no opt-in is exactly [`DEFAULT_POLICY`].
+fn template(d: &Domains, opt_ins: &OptIns, spec_default: bool) -> String {
     let mut out = String::with_capacity(512);
-    let mut directive = |name: &str, fixed: &str, sources: &BTreeSet<HostSource>, empty: &str| {
-        if !out.is_empty() {
-            out.push_str("; ");
-        }
-        out.push_str(name);
-        for word in [fixed, if sources.is_empty() { empty } else { "" }] {
-            if !word.is_empty() {
-                out.push(' ');
-                out.push_str(word);
+    let mut directive =
+        |name: &str, fixed: &[&str], sources: &BTreeSet<HostSource>, empty: &str| {
+            if !out.is_empty() {
+                out.push_str("; ");
             }
-        }
-        for source in sources {
-            out.push(' ');
-            out.push_str(source.as_str());
-        }
-    };
+            out.push_str(name);
+            let empty = if sources.is_empty() { empty } else { "" };
+            for word in fixed.iter().chain([&empty]) {
+                if !word.is_empty() {
+                    out.push(' ');
+                    out.push_str(word);
+                }
+            }
+            for source in sources {
+                out.push(' ');
+                out.push_str(source.as_str());
+            }
+        };
     let none = BTreeSet::new();
-    directive("default-src", "'none'", &none, "");
-    directive("script-src", "'self' 'unsafe-inline'", &d.resource, "");
-    directive("style-src", "'self' 'unsafe-inline'", &d.resource, "");
-    directive("connect-src", "'self'", &d.connect, "");
-    directive("img-src", "'self' data:", &d.resource, "");
-    directive("font-src", "'self'", &d.resource, "");
-    directive("media-src", "'self' data:", &d.resource, "");
-    directive("frame-src", "", &d.frame, "'none'");
-    directive("object-src", "'none'", &none, "");
-    directive("base-uri", "", &d.base_uri, "'self'");
+    let wasm = if opt_ins.has(OptIn::WasmUnsafeEval) {
+        "'wasm-unsafe-eval'"
+    } else {
+        ""
+    };
+    let blob = if opt_ins.has(OptIn::BlobMedia) {
+        "blob:"
+    } else {
+        ""
+    };
+    let workers = opt_ins.has(OptIn::WorkerBlob);
+    if spec_default {
+        // The spec's own order (see DEFAULT_POLICY), the opt-ins in their places.
+        directive("default-src", &["'none'"], &none, "");
+        directive(
+            "script-src",
+            &["'self'", "'unsafe-inline'", wasm],
+            &none,
+            "",
+        );
+        directive("style-src", &["'self'", "'unsafe-inline'"], &none, "");
+        directive("img-src", &["'self'", "data:", blob], &none, "");
+        directive("media-src", &["'self'", "data:", blob], &none, "");
+        if workers {
+            directive("worker-src", &["'self'", "blob:"], &none, "");
+        }
+        directive("connect-src", &["'none'"], &none, "");
+        directive("object-src", &["'none'"], &none, "");
+        directive("frame-src", &[], &none, "'none'");
+        directive("base-uri", &[], &none, "'self'");
+        return out;
+    }
+    directive("default-src", &["'none'"], &none, "");
+    directive(
+        "script-src",
+        &["'self'", "'unsafe-inline'", wasm],
+        &d.resource,
+        "",
+    );
+    directive("style-src", &["'self'", "'unsafe-inline'"], &d.resource, "");
+    directive("connect-src", &["'self'"], &d.connect, "");
+    directive("img-src", &["'self'", "data:", blob], &d.resource, "");
+    directive("font-src", &["'self'"], &d.resource, "");
+    directive("media-src", &["'self'", "data:", blob], &d.resource, "");
+    if workers {
+        directive("worker-src", &["'self'", "blob:"], &d.resource, "");
+    }
+    directive("frame-src", &[], &d.frame, "'none'");
+    directive("object-src", &["'none'"], &none, "");
+    directive("base-uri", &[], &d.base_uri, "'self'");
     out
 }
 
@@ -553,9 +691,10 @@ impl Declared {
 pub fn policy_for_query(
     query: Option<&str>,
     max_query_bytes: usize,
+    opt_ins: &OptIns,
 ) -> Result<ViewPolicy, QueryError> {
     match Declared::from_query(query.unwrap_or(""), max_query_bytes)? {
-        None => Ok(ViewPolicy::spec_default()),
-        Some(declared) => Ok(ViewPolicy::from_declared(&declared)),
+        None => Ok(ViewPolicy::spec_default(opt_ins)),
+        Some(declared) => Ok(ViewPolicy::from_declared(&declared, opt_ins)),
     }
 }

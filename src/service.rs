@@ -14,7 +14,7 @@ use http::{Method, Request, Response, StatusCode};
 
 use crate::compress::{self, Encoding};
 use crate::config::{Config, HostEntry};
-use crate::csp::{Dropped, QueryError, policy_for_query};
+use crate::csp::{Dropped, OptIns, QueryError, policy_for_query};
 use crate::io::head::{MAX_FIELDS, REFUSAL_FIELD, REQUEST_LINE_SLACK, Refusal};
 use crate::metrics::{HostCounters, Metrics};
 use crate::origin::{Origin, is_dns_label, split_host_port};
@@ -60,6 +60,8 @@ struct Host {
     /// `no-store`, or `public, max-age=N` when the host's pages may be cached.
     cache_control: HeaderValue,
     cacheable: bool,
+    /// What the operator adds to every view policy of this host.
+    opt_ins: OptIns,
 }
 
 /// A page and the headers that depend on its query, built once; its compressed forms are made
@@ -404,9 +406,10 @@ impl Service {
         if let Some(page) = self.pages.get(index, query) {
             return Ok(page);
         }
-        let policy =
-            policy_for_query(Some(query), self.max_query_bytes).map_err(|e| refused_query(&e))?;
-        let origin = &self.hosts[index].origin;
+        let host = &self.hosts[index];
+        let policy = policy_for_query(Some(query), self.max_query_bytes, &host.opt_ins)
+            .map_err(|e| refused_query(&e))?;
+        let origin = &host.origin;
         let Ok(csp) = HeaderValue::from_str(&content_security_policy(policy.header(), origin))
         else {
             // Unreachable: every source in the policy passed `HostSource`, which admits
@@ -601,6 +604,7 @@ impl Host {
             origin: entry.origin.clone(),
             cacheable: max_age > 0,
             cache_control,
+            opt_ins: entry.view_opt_ins.clone(),
         }
     }
 }

@@ -241,3 +241,49 @@ fn check_warns_on_expiry_within_21_days_and_refuses_an_expired_certificate() {
         text(&old.stderr)
     );
 }
+
+#[test]
+fn check_and_headers_show_a_host_s_view_opt_ins() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(
+        dir.path(),
+        "listen = \"127.0.0.1:8443\"\n[[hosts]]\norigin = \"https://chat.example.com\"\nsandbox = \"chat.sandbox.test\"\n\
+         view_opt_ins = [\"worker-blob\", \"wasm-unsafe-eval\"]\n\
+         [[hosts]]\norigin = \"https://other.example.com\"\nsandbox = \"other.sandbox.test\"\n",
+    );
+    let out = run(&["check", "--config", &config]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines: Vec<String> = text(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("opt-in:"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "opt-in: views of https://chat.example.com also get worker-blob (worker-src 'self' blob:), \
+          wasm-unsafe-eval ('wasm-unsafe-eval' in script-src)"
+        ]
+    );
+    let csp = |sandbox: &str| {
+        let out = run(&["headers", "--config", &config, "--sandbox", sandbox]);
+        text(&out.stdout)
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("content-security-policy: ")
+                    .map(str::to_owned)
+            })
+            .unwrap()
+    };
+    let with = csp("chat.sandbox.test");
+    assert!(
+        with.contains("script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval';"),
+        "{with}"
+    );
+    assert!(with.contains("worker-src 'self' blob:;"), "{with}");
+    let without = csp("other.sandbox.test");
+    assert!(
+        !without.contains("wasm") && !without.contains("worker-src"),
+        "{without}"
+    );
+}

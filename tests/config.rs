@@ -265,10 +265,9 @@ fn unknown_keys_are_errors_with_the_near_miss() {
         "{}colour = \"blue\"\n",
         host("https://a.example.com", "s.example.net")
     );
-    assert!(
-        errors(&text)[0]
-            .contains("(known keys: origin, sandbox, per_server_subdomains, cache_max_age)")
-    );
+    assert!(errors(&text)[0].contains(
+        "(known keys: origin, sandbox, per_server_subdomains, cache_max_age, view_opt_ins)"
+    ));
 }
 
 #[test]
@@ -504,5 +503,45 @@ fn cache_max_age_takes_whole_seconds_up_to_a_day() {
                 && errors[0].contains(message),
             "{value}: {errors:?}"
         );
+    }
+}
+
+#[test]
+fn view_opt_ins_are_off_by_default_and_only_known_names_are_taken() {
+    use mcp_sandbox_proxy::csp::{OptIn, OptIns};
+    let parse = |text: &str| {
+        Config::parse("c.toml", text, Path::new("/"))
+            .unwrap()
+            .config
+    };
+    let off = parse(&host("https://chat.example.com", "chat.sandbox.test"));
+    assert_eq!(off.hosts[0].view_opt_ins, OptIns::default());
+    let on = parse(&format!(
+        "{}view_opt_ins = [\"wasm-unsafe-eval\", \"worker-blob\", \"worker-blob\"]\n",
+        host("https://chat.example.com", "chat.sandbox.test")
+    ));
+    assert_eq!(
+        on.hosts[0].view_opt_ins,
+        OptIns::new([OptIn::WorkerBlob, OptIn::WasmUnsafeEval])
+    );
+    for (value, message) in [
+        (
+            "[\"worker-blob\", \"unsafe-eval-please\"]",
+            "c.toml:5: hosts[0].view_opt_ins[1] \"unsafe-eval-please\" is not a view opt-in (known: worker-blob, blob-media, wasm-unsafe-eval)",
+        ),
+        (
+            "[1]",
+            "c.toml:5: hosts[0].view_opt_ins[0] must be a string, not integer",
+        ),
+        (
+            "\"worker-blob\"",
+            "c.toml:5: hosts[0].view_opt_ins must be a list of view opt-ins, like [\"worker-blob\"], not string",
+        ),
+    ] {
+        let text = format!(
+            "{}view_opt_ins = {value}\n",
+            host("https://chat.example.com", "chat.sandbox.test")
+        );
+        assert_eq!(errors(&text), [message], "{value}");
     }
 }

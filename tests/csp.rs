@@ -2,8 +2,8 @@
 //! hostile declarations.
 
 use mcp_sandbox_proxy::csp::{
-    DEFAULT_POLICY, Declared, DomainList, DropReason, HostSource, QueryError, ViewPolicy,
-    policy_for_query,
+    DEFAULT_POLICY, Declared, DomainList, DropReason, HostSource, OptIn, OptIns, QueryError,
+    ViewPolicy, policy_for_query,
 };
 
 const TABLE: &str = include_str!("data/csp-sources.tsv");
@@ -53,7 +53,7 @@ fn dropped_entries_never_reach_the_header() {
     for (entry, kept, why) in table() {
         for list in DomainList::ALL {
             let declared = Declared::from_lists(vec![(list, vec![entry.to_owned()])]);
-            let policy = ViewPolicy::from_declared(&declared);
+            let policy = ViewPolicy::from_declared(&declared, &OptIns::default());
             if kept {
                 assert!(policy.dropped.is_empty());
                 assert!(
@@ -64,7 +64,11 @@ fn dropped_entries_never_reach_the_header() {
                 assert_eq!(policy.dropped.len(), 1, "{entry:?} ({why})");
                 assert_eq!(
                     policy.header(),
-                    ViewPolicy::from_declared(&Declared::from_lists(vec![(list, vec![])])).header(),
+                    ViewPolicy::from_declared(
+                        &Declared::from_lists(vec![(list, vec![])]),
+                        &OptIns::default()
+                    )
+                    .header(),
                     "{entry:?} ({why}) changed the header"
                 );
             }
@@ -105,7 +109,7 @@ fn template_is_the_spec_template() {
             "baseUriDomains":["https://cdn.example.com"]}"#,
     )
     .unwrap();
-    let policy = ViewPolicy::from_declared(&declared);
+    let policy = ViewPolicy::from_declared(&declared, &OptIns::default());
     assert_eq!(
         policy.header(),
         "default-src 'none'; \
@@ -123,7 +127,7 @@ fn template_is_the_spec_template() {
 
 #[test]
 fn empty_lists_use_the_template_defaults() {
-    let policy = ViewPolicy::from_declared(&Declared::from_json("{}").unwrap());
+    let policy = ViewPolicy::from_declared(&Declared::from_json("{}").unwrap(), &OptIns::default());
     assert_eq!(
         policy.header(),
         "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; \
@@ -135,7 +139,7 @@ fn empty_lists_use_the_template_defaults() {
 #[test]
 fn no_csp_parameter_is_the_spec_default() {
     for query in [None, Some(""), Some("x=1"), Some("cspx=%7B%7D")] {
-        let policy = policy_for_query(query, 16384).unwrap();
+        let policy = policy_for_query(query, 16384, &OptIns::default()).unwrap();
         assert_eq!(policy.header(), DEFAULT_POLICY, "{query:?}");
         assert!(policy.domains.is_none());
     }
@@ -149,7 +153,10 @@ fn output_is_sorted_and_deduplicated() {
     .unwrap();
     let b = Declared::from_json(r#"{"connectDomains":["https://a.example","https://b.example"]}"#)
         .unwrap();
-    let (a, b) = (ViewPolicy::from_declared(&a), ViewPolicy::from_declared(&b));
+    let (a, b) = (
+        ViewPolicy::from_declared(&a, &OptIns::default()),
+        ViewPolicy::from_declared(&b, &OptIns::default()),
+    );
     assert_eq!(a.header(), b.header());
     assert!(
         a.header()
@@ -164,10 +171,12 @@ fn ten_thousand_entries_give_a_bounded_deterministic_policy() {
         .collect();
     entries.extend((0..1000).map(|_| "'unsafe-eval'".to_owned()));
     let declared = Declared::from_lists(vec![(DomainList::Connect, entries.clone())]);
-    let first = ViewPolicy::from_declared(&declared);
+    let first = ViewPolicy::from_declared(&declared, &OptIns::default());
     entries.reverse();
-    let second =
-        ViewPolicy::from_declared(&Declared::from_lists(vec![(DomainList::Connect, entries)]));
+    let second = ViewPolicy::from_declared(
+        &Declared::from_lists(vec![(DomainList::Connect, entries)]),
+        &OptIns::default(),
+    );
     assert_eq!(first.header(), second.header());
     assert_eq!(
         first.header().matches("https://h").count(),
@@ -210,11 +219,15 @@ fn malformed_queries_say_exactly_what_was_wrong() {
         (format!("{}&{}", q("{}"), q("{}")), QueryError::Repeated),
     ];
     for (query, want) in cases {
-        assert_eq!(policy_for_query(Some(&query), 16384), Err(want), "{query}");
+        assert_eq!(
+            policy_for_query(Some(&query), 16384, &OptIns::default()),
+            Err(want),
+            "{query}"
+        );
     }
     let huge = format!("csp={}", "a".repeat(1 << 20));
     assert_eq!(
-        policy_for_query(Some(&huge), 16384),
+        policy_for_query(Some(&huge), 16384, &OptIns::default()),
         Err(QueryError::TooLong {
             len: huge.len(),
             limit: 16384
@@ -235,6 +248,7 @@ fn null_lists_are_absent_and_unknown_keys_ignored() {
     let policy = policy_for_query(
         Some("csp=%7B%22connectDomains%22%3Anull%2C%22future%22%3A%5B1%5D%7D"),
         16384,
+        &OptIns::default(),
     )
     .unwrap();
     assert!(policy.header().contains("connect-src 'self';"));
@@ -249,7 +263,10 @@ fn a_lone_surrogate_drops_its_entry_not_the_declaration() {
     ];
     for (lone, read_as) in cases {
         let json = format!(r#"{{"connectDomains":["{lone}","https://ok.example.com"]}}"#);
-        let policy = ViewPolicy::from_declared(&Declared::from_json(&json).expect(&json));
+        let policy = ViewPolicy::from_declared(
+            &Declared::from_json(&json).expect(&json),
+            &OptIns::default(),
+        );
         assert!(
             policy
                 .header()
@@ -263,9 +280,60 @@ fn a_lone_surrogate_drops_its_entry_not_the_declaration() {
     // A pair is one character; an escaped backslash is not an escape.
     let pair = Declared::from_json(r#"{"connectDomains":["\ud83d\ude00"]}"#).unwrap();
     assert_eq!(
-        ViewPolicy::from_declared(&pair).dropped[0].entry,
+        ViewPolicy::from_declared(&pair, &OptIns::default()).dropped[0].entry,
         "\u{1f600}"
     );
     let text = Declared::from_json(r#"{"connectDomains":["\\ud800"]}"#).unwrap();
-    assert_eq!(ViewPolicy::from_declared(&text).dropped[0].entry, r"\ud800");
+    assert_eq!(
+        ViewPolicy::from_declared(&text, &OptIns::default()).dropped[0].entry,
+        r"\ud800"
+    );
+}
+
+#[test]
+fn each_opt_in_adds_exactly_its_sources_and_nothing_without_one() {
+    let declared =
+        Declared::from_json(r#"{"resourceDomains":["https://cdn.example.com"]}"#).unwrap();
+    let all = OptIns::new(OptIn::ALL);
+    assert_eq!(
+        ViewPolicy::from_declared(&declared, &all).header(),
+        "default-src 'none'; \
+         script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval' https://cdn.example.com; \
+         style-src 'self' 'unsafe-inline' https://cdn.example.com; \
+         connect-src 'self'; \
+         img-src 'self' data: blob: https://cdn.example.com; \
+         font-src 'self' https://cdn.example.com; \
+         media-src 'self' data: blob: https://cdn.example.com; \
+         worker-src 'self' blob: https://cdn.example.com; \
+         frame-src 'none'; object-src 'none'; base-uri 'self'"
+    );
+    assert_eq!(
+        policy_for_query(None, 16384, &all).unwrap().header(),
+        "default-src 'none'; script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'; \
+         style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; \
+         media-src 'self' data: blob:; worker-src 'self' blob:; connect-src 'none'; \
+         object-src 'none'; frame-src 'none'; base-uri 'self'"
+    );
+    // One at a time: each adds its own words only.
+    let plain = ViewPolicy::from_declared(&declared, &OptIns::default());
+    for opt_in in OptIn::ALL {
+        let one = ViewPolicy::from_declared(&declared, &OptIns::new([opt_in]));
+        let added: Vec<&str> = one
+            .header()
+            .split(' ')
+            .filter(|w| !plain.header().split(' ').any(|p| p == *w))
+            .collect();
+        let expected: &[&str] = match opt_in {
+            OptIn::WorkerBlob => &["worker-src", "blob:"],
+            OptIn::BlobMedia => &["blob:", "blob:"],
+            OptIn::WasmUnsafeEval => &["'wasm-unsafe-eval'"],
+        };
+        assert_eq!(added, expected, "{}", opt_in.name());
+    }
+    // `eval` itself is never among them, nor any keyword a view's domains could smuggle in.
+    assert!(
+        !ViewPolicy::from_declared(&declared, &all)
+            .header()
+            .contains("'unsafe-eval'")
+    );
 }

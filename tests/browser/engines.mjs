@@ -137,8 +137,9 @@ function wrapped(raw, close, waitForFunction) {
     goto: (url) => raw.goto(url),
     evaluate: (fn, arg) => raw.evaluate(fn, arg),
     waitForFunction: async (fn, arg, { timeout = 10_000 } = {}) => (await waitForFunction(raw, fn, arg, timeout)).jsonValue(),
+    // `async`: a frame detached meanwhile makes puppeteer throw at once rather than reject.
     frames: async () => raw.frames().filter((f) => f !== raw.mainFrame())
-      .map((f) => ({ url: f.url(), evaluate: (fn, a) => f.evaluate(fn, a) })),
+      .map((f) => ({ url: f.url(), evaluate: async (fn, a) => f.evaluate(fn, a) })),
     url: async () => raw.url(),
     close,
   };

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use mcp_sandbox_proxy::config::Config;
-use mcp_sandbox_proxy::csp::{Declared, HostSource, ViewPolicy, policy_for_query};
+use mcp_sandbox_proxy::csp::{Declared, HostSource, OptIns, ViewPolicy, policy_for_query};
 use mcp_sandbox_proxy::service::Service;
 
 /// The words the template itself writes; everything else in a policy must be a host-source.
@@ -51,8 +51,8 @@ pub fn assert_policy_is_clean(policy: &ViewPolicy, input: &str) {
 
 /// `?csp=` in, policy out: no panic, clean, and the same input gives the same bytes.
 pub fn check_query(query: &str) {
-    let first = policy_for_query(Some(query), 16 * 1024);
-    let second = policy_for_query(Some(query), 16 * 1024);
+    let first = policy_for_query(Some(query), 16 * 1024, &OptIns::default());
+    let second = policy_for_query(Some(query), 16 * 1024, &OptIns::default());
     match (&first, &second) {
         (Ok(a), Ok(b)) => {
             assert_eq!(a.header(), b.header(), "same query, other bytes: {query:?}");
@@ -67,8 +67,8 @@ pub fn check_query(query: &str) {
 /// A JSON declaration in, policy out: no panic, clean, deterministic.
 pub fn check_json(json: &str) {
     if let Ok(declared) = Declared::from_json(json) {
-        let a = ViewPolicy::from_declared(&declared);
-        let b = ViewPolicy::from_declared(&declared);
+        let a = ViewPolicy::from_declared(&declared, &OptIns::default());
+        let b = ViewPolicy::from_declared(&declared, &OptIns::default());
         assert_eq!(a.header(), b.header());
         assert_policy_is_clean(&a, json);
     }
