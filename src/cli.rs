@@ -70,6 +70,10 @@ struct HeadersArgs {
     /// The `?csp=` JSON the host would send, e.g. '{"connectDomains":["https://api.example.com"]}'.
     #[arg(long, value_name = "JSON")]
     csp: Option<String>,
+    /// The host page's exact origin, as `?embedder=`: needed for a host entry whose `origin` is
+    /// a pattern (https://*.preview.example.com).
+    #[arg(long, value_name = "ORIGIN")]
+    embedder: Option<String>,
 }
 
 /// `serve` with only environment variables, for a bare `mcp-sandbox-proxy`.
@@ -261,11 +265,19 @@ fn headers(args: &HeadersArgs) -> ExitCode {
     let Ok(Loaded { config, .. }) = load(Some(&args.config)) else {
         return ExitCode::FAILURE;
     };
-    let mut uri = String::from("/");
-    if let Some(csp) = &args.csp {
-        uri.push_str("?csp=");
-        uri.extend(url::form_urlencoded::byte_serialize(csp.as_bytes()));
+    let mut query = url::form_urlencoded::Serializer::new(String::new());
+    if let Some(embedder) = &args.embedder {
+        query.append_pair(crate::service::EMBEDDER_PARAMETER, embedder);
     }
+    if let Some(csp) = &args.csp {
+        query.append_pair("csp", csp);
+    }
+    let query = query.finish();
+    let uri = if query.is_empty() {
+        "/".to_owned()
+    } else {
+        format!("/?{query}")
+    };
     let request = Request::get(uri)
         .header(header::HOST, &args.sandbox)
         .body(());

@@ -13,7 +13,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::csp::{OptIn, OptIns};
-use crate::origin::{Origin, SandboxName, site_guess};
+use crate::origin::{Embedder, Origin, OriginPattern, SandboxName, site_guess};
 
 /// The development default that `serve` runs without `--config`.
 pub const EMBEDDED_DEFAULT: &str = include_str!("../config/default.toml");
@@ -62,7 +62,8 @@ pub struct CertFiles {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostEntry {
-    pub origin: Origin,
+    /// The host page's origin, or a pattern of them (preview and staging deployments).
+    pub origin: Embedder,
     pub(crate) sandbox: SandboxName,
     pub per_server_subdomains: bool,
     /// How long browsers and shared caches may keep this host's pages; zero: `no-store`.
@@ -625,7 +626,7 @@ impl<'a> Walker<'a> {
             Some(v) => self.cache_max_age(v, &join(&prefix, "cache_max_age")),
             None => Some(cache_max_age),
         };
-        let origin = self.parsed::<Origin>(table, value, &prefix, "origin");
+        let origin = self.parsed::<Embedder>(table, value, &prefix, "origin");
         let sandbox = self.parsed::<SandboxName>(table, value, &prefix, "sandbox");
         let per_server_subdomains = match table.get("per_server_subdomains") {
             None => false,
@@ -729,7 +730,14 @@ impl<'a> Walker<'a> {
                 }
             }
             for (_, other, _) in hosts {
-                self.check_sandbox_against_origin(entry, &other.origin, at, &key);
+                match &other.origin {
+                    Embedder::Exact(origin) => {
+                        self.check_sandbox_against_origin(entry, origin, at, &key);
+                    }
+                    Embedder::Pattern(pattern) => {
+                        self.check_sandbox_against_pattern(entry, pattern, at, &key);
+                    }
+                }
             }
         }
     }
@@ -771,6 +779,41 @@ impl<'a> Walker<'a> {
         if !both_loopback && site_guess(host) == site_guess(origin.host()) {
             let message = format!(
                 "\"{}\" is on the same site as the host {origin} ({}): browsers share SameSite cookies and some storage partitions within a site; a sandbox on its own registrable domain isolates views from the host completely",
+                entry.sandbox,
+                site_guess(host)
+            );
+            self.warn_at(at, key, message);
+        }
+    }
+}
+
+impl Walker<'_> {
+    /// As `check_sandbox_against_origin`, for every origin a pattern stands for: no name the
+    /// sandbox answers may be one of them, and sharing their site is worth a warning.
+    fn check_sandbox_against_pattern(
+        &mut self,
+        entry: &HostEntry,
+        pattern: &OriginPattern,
+        at: &Value<'_>,
+        key: &str,
+    ) {
+        let host = entry.sandbox.host();
+        let same_port = entry.sandbox.port().unwrap_or(443) == pattern.port().unwrap_or(443);
+        // SECURITY: a sandbox name that is itself one of the pattern's origins (or whose
+        // per-server labels are) would run views on a host page's own origin.
+        let same_host = is_one_label_below(host, pattern.suffix())
+            || entry.per_server_subdomains && host == pattern.suffix();
+        if same_host && same_port {
+            let message = format!(
+                "\"{}\" serves an origin of the host pattern {pattern}: the sandbox must be a different origin",
+                entry.sandbox
+            );
+            self.error_at(at, key, message);
+            return;
+        }
+        if !entry.sandbox.is_loopback() && site_guess(host) == site_guess(pattern.suffix()) {
+            let message = format!(
+                "\"{}\" is on the same site as the host pattern {pattern} ({}): browsers share SameSite cookies and some storage partitions within a site; a sandbox on its own registrable domain isolates views from the host completely",
                 entry.sandbox,
                 site_guess(host)
             );

@@ -57,6 +57,12 @@ pub enum OriginError {
         "plain http is only for loopback hosts (localhost, *.localhost, 127.0.0.0/8) — did you mean \"{0}\"?"
     )]
     InsecureRemote(String),
+    #[error(
+        "a pattern is https with one wildcard label, leftmost, like \"https://*.preview.example.com\""
+    )]
+    Pattern,
+    #[error("a pattern needs at least two labels after \"*.\" (\"{0}\" would span a whole domain)")]
+    PatternTooWide(String),
 }
 
 impl Origin {
@@ -132,6 +138,89 @@ impl fmt::Display for Origin {
             write!(f, ":{port}")?;
         }
         Ok(())
+    }
+}
+
+/// Who may frame a host entry's sandbox: one origin, or a pattern of preview or staging
+/// origins (`https://*.preview.example.com`), each page then pinned to its own exact origin.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Embedder {
+    Exact(Origin),
+    Pattern(OriginPattern),
+}
+
+/// `https://*.<suffix>[:port]`: every origin one DNS label below `suffix`, https only.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OriginPattern {
+    /// At least two labels, so that a pattern never spans a whole top-level domain.
+    suffix: String,
+    port: Option<u16>,
+}
+
+impl OriginPattern {
+    /// Whether `origin` is one of this pattern's: https, the same port, one label below.
+    pub fn matches(&self, origin: &Origin) -> bool {
+        origin.scheme == Scheme::Https
+            && origin.port == self.port
+            && origin
+                .host
+                .split_once('.')
+                .is_some_and(|(label, rest)| rest == self.suffix && is_dns_label(label))
+    }
+
+    /// The name the pattern's origins are one label below.
+    pub(crate) fn suffix(&self) -> &str {
+        &self.suffix
+    }
+
+    pub(crate) fn port(&self) -> Option<u16> {
+        self.port
+    }
+}
+
+impl FromStr for Embedder {
+    type Err = OriginError;
+
+    fn from_str(raw: &str) -> Result<Self, Self::Err> {
+        if !raw.contains('*') {
+            return raw.parse().map(Embedder::Exact);
+        }
+        let lower = raw.trim().to_ascii_lowercase();
+        // SECURITY: a pattern over plain http would let anyone on the path of any preview frame
+        // the sandbox; one wildcard label, leftmost, is all a preview deployment needs.
+        let Some(rest) = lower.strip_prefix("https://*.") else {
+            return Err(OriginError::Pattern);
+        };
+        if rest.contains('*') {
+            return Err(OriginError::Pattern);
+        }
+        let origin: Origin = format!("https://{rest}").parse()?;
+        if !origin.host.contains('.') || origin.host.parse::<Ipv4Addr>().is_ok() {
+            return Err(OriginError::PatternTooWide(origin.host));
+        }
+        Ok(Embedder::Pattern(OriginPattern {
+            suffix: origin.host,
+            port: origin.port,
+        }))
+    }
+}
+
+impl fmt::Display for OriginPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "https://*.{}", self.suffix)?;
+        if let Some(port) = self.port {
+            write!(f, ":{port}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Embedder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Embedder::Exact(origin) => origin.fmt(f),
+            Embedder::Pattern(pattern) => pattern.fmt(f),
+        }
     }
 }
 

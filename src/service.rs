@@ -17,7 +17,7 @@ use crate::config::{Config, HostEntry};
 use crate::csp::{Dropped, OptIns, QueryError, policy_for_query};
 use crate::io::head::{MAX_FIELDS, REFUSAL_FIELD, REQUEST_LINE_SLACK, Refusal};
 use crate::metrics::{HostCounters, Metrics};
-use crate::origin::{Origin, is_dns_label, split_host_port};
+use crate::origin::{Embedder, Origin, is_dns_label, split_host_port};
 use crate::page::PageTemplate;
 use crate::telemetry::LogBudget;
 
@@ -55,7 +55,7 @@ const ERROR_CSP: HeaderValue =
 /// One configured host, with what its responses need built once.
 #[derive(Debug)]
 struct Host {
-    origin: Origin,
+    origin: Embedder,
     counters: Arc<HostCounters>,
     /// `no-store`, or `public, max-age=N` when the host's pages may be cached.
     cache_control: HeaderValue,
@@ -407,9 +407,10 @@ impl Service {
             return Ok(page);
         }
         let host = &self.hosts[index];
+        let origin = embedder_for(&host.origin, query)?;
+        let origin = origin.as_ref();
         let policy = policy_for_query(Some(query), self.max_query_bytes, &host.opt_ins)
             .map_err(|e| refused_query(&e))?;
-        let origin = &host.origin;
         let Ok(csp) = HeaderValue::from_str(&content_security_policy(policy.header(), origin))
         else {
             // Unreachable: every source in the policy passed `HostSource`, which admits
@@ -711,6 +712,47 @@ fn log_dropped(host: &Host, dropped: &[Dropped]) {
         );
     }
 }
+
+/// The origin a page is pinned to. A host entry with one origin: that one (an `embedder`
+/// parameter, if any, must name it). A pattern of origins: the `embedder` parameter, which must
+/// be one of them, so that a page rendered for one preview can only ever be framed by it.
+fn embedder_for<'e>(embedder: &'e Embedder, query: &str) -> Result<Cow<'e, Origin>, String> {
+    let named = url::form_urlencoded::parse(query.as_bytes())
+        .find(|(key, _)| key == EMBEDDER_PARAMETER)
+        .map(|(_, value)| value.into_owned());
+    let parse = |raw: &str| {
+        raw.parse::<Origin>()
+            .map_err(|e| format!("?{EMBEDDER_PARAMETER}={raw:?} is not an origin: {e}"))
+    };
+    match (embedder, named) {
+        (Embedder::Exact(origin), None) => Ok(Cow::Borrowed(origin)),
+        (Embedder::Exact(origin), Some(raw)) => {
+            if parse(&raw)? == *origin {
+                Ok(Cow::Borrowed(origin))
+            } else {
+                Err(format!(
+                    "?{EMBEDDER_PARAMETER}={raw:?} is not this sandbox's host: it serves {origin}"
+                ))
+            }
+        }
+        (Embedder::Pattern(pattern), None) => Err(format!(
+            "this sandbox serves the host origins {pattern}: name the page's own origin in ?{EMBEDDER_PARAMETER}="
+        )),
+        (Embedder::Pattern(pattern), Some(raw)) => {
+            let origin = parse(&raw)?;
+            if pattern.matches(&origin) {
+                Ok(Cow::Owned(origin))
+            } else {
+                Err(format!(
+                    "?{EMBEDDER_PARAMETER}={raw:?} is not one of this sandbox's host origins {pattern}"
+                ))
+            }
+        }
+    }
+}
+
+/// The query parameter naming the host page's exact origin (for a host entry with a pattern).
+pub const EMBEDDER_PARAMETER: &str = "embedder";
 
 fn refused_query(e: &QueryError) -> String {
     tracing::debug!(reason = %e, "refused ?csp=");

@@ -287,3 +287,38 @@ fn check_and_headers_show_a_host_s_view_opt_ins() {
         "{without}"
     );
 }
+
+#[test]
+fn headers_takes_the_embedder_a_pattern_host_needs() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(
+        dir.path(),
+        "listen = \"127.0.0.1:8443\"\n[[hosts]]\norigin = \"https://*.preview.example.com\"\n\
+         sandbox = \"preview.sandbox.test\"\n",
+    );
+    let base = [
+        "headers",
+        "--config",
+        &config,
+        "--sandbox",
+        "preview.sandbox.test",
+    ];
+    let without = run(&base);
+    assert!(!without.status.success());
+    assert!(
+        text(&without.stdout).starts_with("HTTP/1.1 400"),
+        "{}",
+        text(&without.stdout)
+    );
+    let with = run(&[
+        &base[..],
+        &["--embedder", "https://pr-7.preview.example.com"],
+    ]
+    .concat());
+    assert!(with.status.success(), "{}", text(&with.stdout));
+    assert!(
+        text(&with.stdout).contains(", frame-ancestors https://pr-7.preview.example.com\n"),
+        "{}",
+        text(&with.stdout)
+    );
+}

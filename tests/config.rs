@@ -545,3 +545,62 @@ fn view_opt_ins_are_off_by_default_and_only_known_names_are_taken() {
         assert_eq!(errors(&text), [message], "{value}");
     }
 }
+
+#[test]
+fn a_host_origin_pattern_is_https_with_one_leftmost_wildcard_and_never_covers_its_sandbox() {
+    let ok = host(
+        "https://*.preview.example.com:8443",
+        "preview.example-sandbox.net",
+    );
+    let config = Config::parse("c.toml", &ok, Path::new("/")).unwrap().config;
+    assert_eq!(
+        config.hosts[0].origin.to_string(),
+        "https://*.preview.example.com:8443"
+    );
+    for (origin, message) in [
+        (
+            "http://*.preview.localhost",
+            "a pattern is https with one wildcard label, leftmost",
+        ),
+        (
+            "https://a.*.example.com",
+            "a pattern is https with one wildcard label, leftmost",
+        ),
+        (
+            "https://*.*.example.com",
+            "a pattern is https with one wildcard label, leftmost",
+        ),
+        (
+            "https://*.com",
+            "a pattern needs at least two labels after \"*.\" (\"com\" would span a whole domain)",
+        ),
+    ] {
+        let errors = errors(&host(origin, "s.example-sandbox.net"));
+        assert_eq!(errors.len(), 1, "{origin}: {errors:?}");
+        assert!(errors[0].contains(message), "{origin}: {errors:?}");
+    }
+    // A sandbox one of the pattern's origins could be, directly or through per-server labels.
+    let under = errors(&host("https://*.example.com", "sandbox.example.com"));
+    assert!(
+        under[0].contains("serves an origin of the host pattern https://*.example.com"),
+        "{under:?}"
+    );
+    let labels = errors(&format!(
+        "{}per_server_subdomains = true\n",
+        host("https://*.example-sandbox.net", "example-sandbox.net")
+    ));
+    assert!(
+        labels[0].contains("serves an origin of the host pattern"),
+        "{labels:?}"
+    );
+    // Sharing the pattern's site is a warning, as for one origin.
+    let same_site = warnings(&host(
+        "https://*.preview.example.com",
+        "sandbox.example.com",
+    ));
+    assert!(
+        same_site[0]
+            .contains("is on the same site as the host pattern https://*.preview.example.com"),
+        "{same_site:?}"
+    );
+}

@@ -802,3 +802,92 @@ fn not_modified_answers_are_counted_as_304() {
         "{text}"
     );
 }
+
+#[test]
+fn a_pattern_host_pins_each_page_to_the_exact_preview_origin_it_names() {
+    let metrics = mcp_sandbox_proxy::metrics::Metrics::new();
+    let service = Service::with_metrics(
+        &config(
+            "listen = \"127.0.0.1:0\"\n\
+         [[hosts]]\norigin = \"https://*.preview.example.com\"\nsandbox = \"preview.sandbox.test\"\n\
+         [[hosts]]\norigin = \"https://chat.example.com\"\nsandbox = \"chat.sandbox.test\"\n",
+        ),
+        &metrics,
+    );
+    let ask = |host: &str, query: &str| service.handle(&request(Method::GET, host, query));
+    let pinned_to = |response: Response<Body>| {
+        assert_eq!(response.status(), StatusCode::OK);
+        let csp = csp_headers(&response);
+        let page = body(response);
+        (csp[1].clone(), page_config(&page)["hostOrigin"].clone())
+    };
+    for preview in [
+        "https://pr-1.preview.example.com",
+        "https://pr-2.preview.example.com",
+    ] {
+        let query = format!(
+            "/?embedder={}",
+            preview.replace(':', "%3A").replace('/', "%2F")
+        );
+        assert_eq!(
+            pinned_to(ask("preview.sandbox.test", &query)),
+            (
+                format!("frame-ancestors {preview}"),
+                serde_json::json!(preview)
+            ),
+            "each preview gets a page pinned to itself"
+        );
+    }
+    for (query, reason) in [
+        (
+            "/",
+            "this sandbox serves the host origins https://*.preview.example.com: name the page's own origin in ?embedder=",
+        ),
+        (
+            "/?embedder=https://evil.example.com",
+            "?embedder=\"https://evil.example.com\" is not one of this sandbox's host origins https://*.preview.example.com",
+        ),
+        (
+            "/?embedder=https://a.b.preview.example.com",
+            "?embedder=\"https://a.b.preview.example.com\" is not one of this sandbox's host origins https://*.preview.example.com",
+        ),
+        (
+            "/?embedder=http://pr-1.preview.example.com",
+            "?embedder=\"http://pr-1.preview.example.com\" is not an origin: plain http is only for loopback hosts (localhost, *.localhost, 127.0.0.0/8) — did you mean \"https://pr-1.preview.example.com\"?",
+        ),
+        (
+            "/?embedder=https://pr-1.preview.example.com:8443",
+            "?embedder=\"https://pr-1.preview.example.com:8443\" is not one of this sandbox's host origins https://*.preview.example.com",
+        ),
+    ] {
+        let response = ask("preview.sandbox.test", query);
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{query}");
+        assert_eq!(
+            body(response),
+            format!("400 Bad Request: {reason}\n"),
+            "{query}"
+        );
+    }
+    // A host entry with one origin takes `embedder` only when it names that origin.
+    assert_eq!(
+        ask("chat.sandbox.test", "/?embedder=https://chat.example.com").status(),
+        StatusCode::OK
+    );
+    let wrong = ask(
+        "chat.sandbox.test",
+        "/?embedder=https://pr-1.preview.example.com",
+    );
+    assert_eq!(wrong.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(
+        body(wrong),
+        "400 Bad Request: ?embedder=\"https://pr-1.preview.example.com\" is not this sandbox's host: it serves https://chat.example.com\n"
+    );
+    // Counted under the pattern: every preview's pages, and every refused embedder.
+    let text = metrics.render();
+    for series in [
+        "mcp_sandbox_proxy_requests_total{host=\"https://*.preview.example.com\",status=\"200\"} 2",
+        "mcp_sandbox_proxy_requests_total{host=\"https://*.preview.example.com\",status=\"400\"} 5",
+    ] {
+        assert!(text.lines().any(|l| l == series), "{series}\n{text}");
+    }
+}

@@ -123,17 +123,18 @@ export function makeCertificate(dir, names) {
   return { cert, key, spki: spki.toString().trim() };
 }
 
+/** The config's `listen` and `[tls]` for the service on `port` with `cert` (makeCertificate). */
+export function tlsListen(port, cert) {
+  return `listen = "127.0.0.1:${port}"\n[tls]\ncert = "${cert.cert}"\nkey = "${cert.key}"\n`;
+}
+
 /**
  * The service over TLS on `port` for one host origin, as `chat.sandbox.test:<port>` (and its
  * per-server labels with `perServer`), with a certificate that covers both.
  */
 export async function startTlsProxy({ hostOrigin, port, perServer = false }) {
   const cert = makeCertificate(tempDir(), ['chat.sandbox.test', '*.chat.sandbox.test']);
-  const proxy = await startProxy(`listen = "127.0.0.1:${port}"
-[tls]
-cert = "${cert.cert}"
-key = "${cert.key}"
-[[hosts]]
+  const proxy = await startProxy(`${tlsListen(port, cert)}[[hosts]]
 origin = "${hostOrigin}"
 sandbox = "chat.sandbox.test:${port}"
 per_server_subdomains = ${perServer}

@@ -3,7 +3,7 @@
 // none of them from one that does not.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startProxy, startServer, freePort, html, makeCertificate, tempDir, RAW_HOST, view, report } from './harness.mjs';
+import { startProxy, startServer, freePort, html, makeCertificate, tempDir, tlsListen, RAW_HOST, view, report } from './harness.mjs';
 import { launch, selectedEngines } from './engines.mjs';
 
 // Each capability, tried by the view itself; each answers what happened.
@@ -34,11 +34,7 @@ for (const engine of selectedEngines()) {
       port = await freePort();
       hostOrigin = `http://host.localhost:${hostPort}`;
       const cert = makeCertificate(tempDir(), ['on.sandbox.test', 'off.sandbox.test']);
-      proxy = await startProxy(`listen = "127.0.0.1:${port}"
-[tls]
-cert = "${cert.cert}"
-key = "${cert.key}"
-[[hosts]]
+      proxy = await startProxy(`${tlsListen(port, cert)}[[hosts]]
 origin = "${hostOrigin}"
 sandbox = "on.sandbox.test:${port}"
 view_opt_ins = ["worker-blob", "blob-media", "wasm-unsafe-eval"]
