@@ -282,7 +282,7 @@
     // reuses the initial about:blank document rather than creating a new one.
     var frame = document.createElement('iframe');
     frame.setAttribute('sandbox', tokens.join(' '));
-    frame.setAttribute('allow', allowAttribute(params.permissions));
+    frame.setAttribute('allow', allowAttribute(params.permissions, !sameOrigin));
     frame.setAttribute('title', 'MCP App view');
     try {
       if (sameOrigin) {
@@ -320,6 +320,7 @@
     viewTarget = sameOrigin ? window.location.origin : '*';
     if (sameOrigin) noteWhatTheHostMustEnforce();
     warnAboutMissingDomains(params.csp);
+    warnAboutPermissions(params.permissions, !sameOrigin);
   }
 
   // SECURITY: a same-origin view shares this page's origin, so it can script this page and
@@ -356,11 +357,39 @@
   // with "; ". A feature reaches the view only if the host's outer iframe delegates it too.
   // SECURITY: the features not requested are denied outright ('none'): their default allowlist
   // is 'self', so a same-origin view would otherwise inherit whatever the host delegated to us.
-  function allowAttribute(permissions) {
-    var requested = permissions !== null && typeof permissions === 'object' ? permissions : {};
+  // A bare feature means "the frame's own origin", which an opaque view's origin never is: for
+  // an opaque view a requested feature is delegated to `*`, the only allowlist it matches (it
+  // follows the frame, so a view that navigates itself away keeps it; the relay stops there).
+  function allowAttribute(permissions, opaque) {
+    var requested = requestedPermissions(permissions);
     return Object.keys(PERMISSION_FEATURES).map(function (key) {
-      return PERMISSION_FEATURES[key] + (requested[key] ? '' : " 'none'");
+      if (!requested[key]) return PERMISSION_FEATURES[key] + " 'none'";
+      return PERMISSION_FEATURES[key] + (opaque ? ' *' : '');
     }).join('; ');
+  }
+
+  function requestedPermissions(permissions) {
+    return permissions !== null && typeof permissions === 'object' ? permissions : {};
+  }
+
+  // Say when a requested permission cannot reach the view, where this page can tell: the
+  // host's iframe does not delegate it (engines with a permissions-policy API), or the view is
+  // opaque and wants a camera or microphone, which Chromium and Firefox never give an opaque
+  // origin (WebKit does, through the `*` above).
+  function warnAboutPermissions(permissions, opaque) {
+    var requested = requestedPermissions(permissions);
+    var policy = document.featurePolicy || document.permissionsPolicy;
+    Object.keys(PERMISSION_FEATURES).forEach(function (key) {
+      if (!requested[key]) return;
+      var feature = PERMISSION_FEATURES[key];
+      if (policy && typeof policy.allowsFeature === 'function' && !policy.allowsFeature(feature)) {
+        console.warn('[sandbox] the view asks for ' + key + ' but the host\'s iframe does not delegate ' +
+          feature + ' (add it to its allow attribute): the view cannot get it');
+      } else if (opaque && (key === 'camera' || key === 'microphone')) {
+        console.warn('[sandbox] the view asks for ' + key + ' but it is opaque (no allow-same-origin): ' +
+          'Chromium and Firefox never give ' + key + ' to an opaque origin; only WebKit does');
+      }
+    });
   }
 
   // spec: the host applies the server's declared domains. The header was fixed when this page

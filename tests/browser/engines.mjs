@@ -66,6 +66,8 @@ export function chromiumArgs(spki = []) {
     '--no-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update',
     '--disable-sync', '--disable-quic', '--disable-gpu', '--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable',
     '--host-resolver-rules=MAP *.test 127.0.0.1, EXCLUDE localhost',
+    // A fake camera and microphone, granted without a prompt, for the permission tests.
+    '--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream',
   ];
   if (spki.length) args.push(`--ignore-certificate-errors-spki-list=${spki.join(',')}`);
   return args;
@@ -105,6 +107,9 @@ async function launchFirefox() {
       'network.proxy.ssl': '127.0.0.1',
       'network.proxy.ssl_port': proxy.port,
       'network.proxy.no_proxies_on': '',
+      // A fake camera and microphone, granted without a prompt, for the permission tests.
+      'media.navigator.streams.fake': true,
+      'media.navigator.permission.disabled': true,
     },
   });
   return {
@@ -165,7 +170,12 @@ async function launchWebKit() {
       const driver = await new Builder().usingServer(server).withCapabilities({
         browserName: 'MiniBrowser',
         acceptInsecureCerts: true,
-        'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation', `--proxy=http://127.0.0.1:${proxy.port}`] },
+        // Mock capture devices: a camera and a microphone for the permission tests.
+        'webkitgtk:browserOptions': {
+          binary: MINIBROWSER,
+          args: ['--automation', `--proxy=http://127.0.0.1:${proxy.port}`,
+            '--enable-media-stream=true', '--enable-mock-capture-devices=true'],
+        },
       }).build();
       const evaluateHere = (fn, arg) => runInCurrentFrame(driver, fn, arg);
       const page = {
