@@ -30,7 +30,8 @@ for (const engine of selectedEngines()) {
         return null;
       };
       const view = await until(viewFrame, 'the view says it is connected');
-      assert.equal(await view.evaluate(text, '#tool-input'), '{"sides":20}');
+      // The view says it is connected once initialized; the tool input arrives just after.
+      await until(async () => (await view.evaluate(text, '#tool-input')) === '{"sides":20}', 'the tool input arrives');
       await until(async () => (await view.evaluate(text, '#result-source'))?.includes('from ui/notifications/tool-result'),
         'the tool result arrives');
       assert.match(await view.evaluate(text, '#tool-result'), /^d20 → \d+$/);
