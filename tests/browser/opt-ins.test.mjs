@@ -6,9 +6,11 @@ import assert from 'node:assert/strict';
 import { startProxy, startServer, freePort, html, makeCertificate, tempDir, tlsListen, RAW_HOST, view, report } from './harness.mjs';
 import { launch, selectedEngines } from './engines.mjs';
 
-// Each capability, tried by the view itself; each answers what happened.
+// Each capability, tried by the view itself; each answers what happened. A capability that
+// neither works nor fails within 8 s counts as blocked: well within report()'s 10 s, and far
+// longer than a blob worker, a blob image or a tiny module take on a loaded machine.
 const TRIES = view(`
-const outcome = (promise) => Promise.race([promise, new Promise((r) => setTimeout(() => r('blocked'), 3000))])
+const outcome = (promise) => Promise.race([promise, new Promise((r) => setTimeout(() => r('blocked'), 8_000))])
   .catch(() => 'blocked');
 const blobUrl = (text, type) => URL.createObjectURL(new Blob([text], { type }));
 const worker = outcome(new Promise((resolve) => {

@@ -31,15 +31,15 @@ sandbox = "sandbox.preview-sandbox.test:${proxyPort}"
       assert.equal(await proxy?.stop(), 0);
     });
 
-    /** Mounts `proxyUrl` in a page of preview `n`: whether sandbox-proxy-ready came. */
-    async function mountsIn(n, proxyUrl) {
+    /** Mounts `proxyUrl` in a page of preview `n`: whether sandbox-proxy-ready came within `wait` ms. */
+    async function mountsIn(n, proxyUrl, wait) {
       const page = await browser.newPage();
       try {
         await page.goto(`${preview(n)}/raw`);
-        const ready = await page.evaluate((u) => Promise.race([
+        const ready = await page.evaluate(([u, ms]) => Promise.race([
           window.mountProxy({ proxyUrl: u }).then(() => true),
-          new Promise((resolve) => setTimeout(() => resolve(false), 3000)),
-        ]), proxyUrl);
+          new Promise((resolve) => setTimeout(() => resolve(false), ms)),
+        ]), [proxyUrl, wait]);
         return { ready, console: page.console };
       } finally {
         await page.close();
@@ -48,13 +48,14 @@ sandbox = "sandbox.preview-sandbox.test:${proxyPort}"
 
     it('each preview mounts a page pinned to itself', { timeout: 60_000 }, async () => {
       for (const n of [1, 2]) {
-        const { ready, console } = await mountsIn(n, sandboxFor(preview(n)));
+        const { ready, console } = await mountsIn(n, sandboxFor(preview(n)), 15_000);
         assert.equal(ready, true, `preview ${n}:\n${console.join('\n')}`);
       }
     });
 
     it("a preview cannot run a page rendered for another preview", { timeout: 60_000 }, async () => {
-      const { ready, console } = await mountsIn(2, sandboxFor(preview(1)));
+      // Refused by the browser at once; 3 s is ample for a page that would load.
+      const { ready, console } = await mountsIn(2, sandboxFor(preview(1)), 3_000);
       assert.equal(ready, false, 'no sandbox-proxy-ready');
       if (consoleKnown(engine)) assert.ok(console.some((m) => m.includes('frame-ancestors')), console.join('\n'));
     });
