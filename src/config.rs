@@ -3,6 +3,7 @@
 //! The file is walked key by key from `toml`'s spanned document rather than derived with serde,
 //! so every error can name the key, the line and — for an unknown key — the near miss.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::net::SocketAddr;
 use std::ops::Range;
@@ -707,119 +708,238 @@ impl<'a> Walker<'a> {
     }
 
     /// Rules that relate entries: unique names, no sandbox on a host's own origin, and a
-    /// warning when the two share a site.
+    /// warning when the two share a site. Each is a lookup in a map built once, so the cost
+    /// grows with the number of entries rather than its square (platforms run one entry per
+    /// tenant). A problem is reported at the later entry, naming the earliest one it meets.
     fn cross_check_hosts(&mut self, hosts: &[(usize, HostEntry, &Value<'_>)], default_port: u16) {
+        let authorities: Vec<String> = hosts
+            .iter()
+            .map(|(_, entry, _)| entry.sandbox.authority(default_port))
+            .collect();
+        let embedders = EmbedderIndex::new(hosts);
+        // The earlier entries: by name, the per-server ones by name, and by the name one label up.
+        let mut by_name: HashMap<&str, usize> = HashMap::with_capacity(hosts.len());
+        let mut per_server: HashMap<&str, usize> = HashMap::new();
+        let mut by_parent: HashMap<&str, usize> = HashMap::with_capacity(hosts.len());
         for (n, (i, entry, table)) in hosts.iter().enumerate() {
             let at = sandbox_value(table);
-            let authority = entry.sandbox.authority(default_port);
+            let authority = authorities[n].as_str();
             let key = format!("hosts[{i}].sandbox");
-            for (j, other, _) in hosts.iter().take(n) {
-                let other_authority = other.sandbox.authority(default_port);
-                if authority == other_authority {
-                    let message = format!("\"{authority}\" is already the sandbox of hosts[{j}]");
-                    self.error_at(at, &key, message);
-                } else if other.per_server_subdomains
-                    && is_one_label_below(&authority, &other_authority)
-                    || entry.per_server_subdomains
-                        && is_one_label_below(&other_authority, &authority)
-                {
+            let parent = parent_name(authority);
+            if let Some(&m) = by_name.get(authority) {
+                let message = format!(
+                    "\"{authority}\" is already the sandbox of hosts[{}]",
+                    hosts[m].0
+                );
+                self.error_at(at, &key, message);
+            } else {
+                let overlapping = parent
+                    .and_then(|parent| per_server.get(parent))
+                    .or_else(|| {
+                        by_parent
+                            .get(authority)
+                            .filter(|_| entry.per_server_subdomains)
+                    });
+                if let Some(&m) = overlapping {
                     let message = format!(
-                        "\"{authority}\" overlaps the sandbox \"{other_authority}\" of hosts[{j}] through per-server subdomains: a request could mean either"
+                        "\"{authority}\" overlaps the sandbox \"{}\" of hosts[{}] through per-server subdomains: a request could mean either",
+                        authorities[m], hosts[m].0
                     );
                     self.error_at(at, &key, message);
                 }
             }
-            for (_, other, _) in hosts {
-                match &other.origin {
-                    Embedder::Exact(origin) => {
-                        self.check_sandbox_against_origin(entry, origin, at, &key);
-                    }
-                    Embedder::Pattern(pattern) => {
-                        self.check_sandbox_against_pattern(entry, pattern, at, &key);
-                    }
-                }
+            by_name.entry(authority).or_insert(n);
+            if entry.per_server_subdomains {
+                per_server.entry(authority).or_insert(n);
             }
+            if let Some(parent) = parent {
+                by_parent.entry(parent).or_insert(n);
+            }
+            self.check_sandbox_against_embedders(entry, &embedders, at, &key);
         }
     }
 
-    fn check_sandbox_against_origin(
+    /// The sandbox of `entry` against every host origin and pattern that could be its origin
+    /// or share its site, found by lookups. A same-site warning names the first such host and
+    /// counts the others, so that a thousand tenants on one site make one line, not a thousand.
+    fn check_sandbox_against_embedders(
         &mut self,
         entry: &HostEntry,
-        origin: &Origin,
+        embedders: &EmbedderIndex<'_>,
         at: &Value<'_>,
         key: &str,
     ) {
-        // The scheme browsers see is not known here: without [tls] a load balancer may still
-        // serve the sandbox over https. So only ports are compared: no port on either side
-        // means each is on its scheme's default, which is the same origin if the schemes agree.
-        let same_port = match entry.sandbox.port() {
-            Some(port) => {
-                let default = match origin.scheme() {
-                    crate::origin::Scheme::Http => 80,
-                    crate::origin::Scheme::Https => 443,
-                };
-                port == origin.port().unwrap_or(default)
-            }
-            None => origin.port().is_none(),
-        };
         let host = entry.sandbox.host();
-        let same_host = host == origin.host()
-            || entry.per_server_subdomains && is_one_label_below(origin.host(), host);
-        // SECURITY: a view served from the host's own origin could reach the host's DOM,
-        // cookies and storage: the whole point of the proxy is a different origin.
-        if same_host && same_port {
-            let message = format!(
-                "\"{}\" serves the same origin as the host {origin}: the sandbox must be a different origin",
-                entry.sandbox
-            );
-            self.error_at(at, key, message);
-            return;
+        let mut candidates: Vec<&Origin> = embedders.by_host.get(host).cloned().unwrap_or_default();
+        if entry.per_server_subdomains
+            && let Some(below) = embedders.by_parent_host.get(host)
+        {
+            candidates.extend(below);
         }
-        let both_loopback = entry.sandbox.is_loopback() && origin.is_loopback();
-        if !both_loopback && site_guess(host) == site_guess(origin.host()) {
+        for origin in candidates {
+            if let Some(message) = same_origin_as(entry, origin) {
+                self.error_at(at, key, message);
+            }
+        }
+        let mut patterns: Vec<&OriginPattern> = parent_name(host)
+            .and_then(|parent| embedders.patterns_by_suffix.get(parent))
+            .cloned()
+            .unwrap_or_default();
+        if entry.per_server_subdomains
+            && let Some(at_name) = embedders.patterns_by_suffix.get(host)
+        {
+            patterns.extend(at_name);
+        }
+        for pattern in patterns {
+            if let Some(message) = one_of_pattern(entry, pattern) {
+                self.error_at(at, key, message);
+            }
+        }
+        let site = site_guess(host);
+        // Not warned about: a loopback host for a loopback sandbox, and a host whose origin
+        // this sandbox was just refused for.
+        let loopback = entry.sandbox.is_loopback();
+        let others: Vec<&str> = embedders
+            .by_site
+            .get(site)
+            .into_iter()
+            .flatten()
+            .filter(|e| !(loopback && e.loopback))
+            .filter(|e| !refused(entry, e.embedder))
+            .map(|e| e.shown.as_str())
+            .collect();
+        if let Some(first) = others.first() {
+            let more = match others.len() - 1 {
+                0 => String::new(),
+                n => format!(" (and {n} more host(s) on it)"),
+            };
             let message = format!(
-                "\"{}\" is on the same site as the host {origin} ({}): browsers share SameSite cookies and some storage partitions within a site; a sandbox on its own registrable domain isolates views from the host completely",
-                entry.sandbox,
-                site_guess(host)
+                "\"{}\" is on the same site as the host {first}{more} ({site}): browsers share SameSite cookies and some storage partitions within a site; a sandbox on its own registrable domain isolates views from the host completely",
+                entry.sandbox
             );
             self.warn_at(at, key, message);
         }
     }
 }
 
-impl Walker<'_> {
-    /// As `check_sandbox_against_origin`, for every origin a pattern stands for: no name the
-    /// sandbox answers may be one of them, and sharing their site is worth a warning.
-    fn check_sandbox_against_pattern(
-        &mut self,
-        entry: &HostEntry,
-        pattern: &OriginPattern,
-        at: &Value<'_>,
-        key: &str,
-    ) {
-        let host = entry.sandbox.host();
-        let same_port = entry.sandbox.port().unwrap_or(443) == pattern.port().unwrap_or(443);
-        // SECURITY: a sandbox name that is itself one of the pattern's origins (or whose
-        // per-server labels are) would run views on a host page's own origin.
-        let same_host = is_one_label_below(host, pattern.suffix())
-            || entry.per_server_subdomains && host == pattern.suffix();
-        if same_host && same_port {
-            let message = format!(
-                "\"{}\" serves an origin of the host pattern {pattern}: the sandbox must be a different origin",
-                entry.sandbox
-            );
-            self.error_at(at, key, message);
-            return;
+/// Why `entry`'s sandbox would serve the same origin as `origin`, if it would.
+fn same_origin_as(entry: &HostEntry, origin: &Origin) -> Option<String> {
+    // The scheme browsers see is not known here: without [tls] a load balancer may still
+    // serve the sandbox over https. So only ports are compared: no port on either side
+    // means each is on its scheme's default, which is the same origin if the schemes agree.
+    let same_port = match entry.sandbox.port() {
+        Some(port) => {
+            let default = match origin.scheme() {
+                crate::origin::Scheme::Http => 80,
+                crate::origin::Scheme::Https => 443,
+            };
+            port == origin.port().unwrap_or(default)
         }
-        if !entry.sandbox.is_loopback() && site_guess(host) == site_guess(pattern.suffix()) {
-            let message = format!(
-                "\"{}\" is on the same site as the host pattern {pattern} ({}): browsers share SameSite cookies and some storage partitions within a site; a sandbox on its own registrable domain isolates views from the host completely",
-                entry.sandbox,
-                site_guess(host)
-            );
-            self.warn_at(at, key, message);
+        None => origin.port().is_none(),
+    };
+    let host = entry.sandbox.host();
+    let same_host = host == origin.host()
+        || entry.per_server_subdomains && is_one_label_below(origin.host(), host);
+    // SECURITY: a view served from the host's own origin could reach the host's DOM,
+    // cookies and storage: the whole point of the proxy is a different origin.
+    (same_host && same_port).then(|| {
+        format!(
+            "\"{}\" serves the same origin as the host {origin}: the sandbox must be a different origin",
+            entry.sandbox
+        )
+    })
+}
+
+/// As `same_origin_as`, for every origin a pattern stands for: no name the sandbox answers may
+/// be one of them.
+fn one_of_pattern(entry: &HostEntry, pattern: &OriginPattern) -> Option<String> {
+    let host = entry.sandbox.host();
+    let same_port = entry.sandbox.port().unwrap_or(443) == pattern.port().unwrap_or(443);
+    // SECURITY: a sandbox name that is itself one of the pattern's origins (or whose
+    // per-server labels are) would run views on a host page's own origin.
+    let same_host = is_one_label_below(host, pattern.suffix())
+        || entry.per_server_subdomains && host == pattern.suffix();
+    (same_host && same_port).then(|| {
+        format!(
+            "\"{}\" serves an origin of the host pattern {pattern}: the sandbox must be a different origin",
+            entry.sandbox
+        )
+    })
+}
+
+/// Every entry's host origin or pattern, by what the cross-checks look up: a host name, the
+/// name one label up, a pattern's name, and a site.
+struct EmbedderIndex<'h> {
+    by_host: HashMap<&'h str, Vec<&'h Origin>>,
+    by_parent_host: HashMap<&'h str, Vec<&'h Origin>>,
+    patterns_by_suffix: HashMap<&'h str, Vec<&'h OriginPattern>>,
+    /// What each site holds, as the messages name it (`https://chat.example.com`,
+    /// `host pattern https://*.preview.example.com`).
+    by_site: HashMap<&'h str, Vec<SiteMember<'h>>>,
+}
+
+struct SiteMember<'h> {
+    embedder: &'h Embedder,
+    shown: String,
+    loopback: bool,
+}
+
+impl<'h> EmbedderIndex<'h> {
+    fn new(hosts: &'h [(usize, HostEntry, &Value<'_>)]) -> Self {
+        let mut index = EmbedderIndex {
+            by_host: HashMap::new(),
+            by_parent_host: HashMap::new(),
+            patterns_by_suffix: HashMap::new(),
+            by_site: HashMap::new(),
+        };
+        for (_, entry, _) in hosts {
+            let (name, shown) = match &entry.origin {
+                Embedder::Exact(origin) => {
+                    index.by_host.entry(origin.host()).or_default().push(origin);
+                    if let Some(parent) = parent_name(origin.host()) {
+                        index.by_parent_host.entry(parent).or_default().push(origin);
+                    }
+                    (origin.host(), origin.to_string())
+                }
+                Embedder::Pattern(pattern) => {
+                    let suffix = pattern.suffix();
+                    index
+                        .patterns_by_suffix
+                        .entry(suffix)
+                        .or_default()
+                        .push(pattern);
+                    (suffix, format!("pattern {pattern}"))
+                }
+            };
+            let loopback = matches!(&entry.origin, Embedder::Exact(o) if o.is_loopback());
+            let member = SiteMember {
+                embedder: &entry.origin,
+                shown,
+                loopback,
+            };
+            index
+                .by_site
+                .entry(site_guess(name))
+                .or_default()
+                .push(member);
         }
+        index
     }
+}
+
+/// Whether `entry`'s sandbox is refused for `embedder` (then a same-site warning would add nothing).
+fn refused(entry: &HostEntry, embedder: &Embedder) -> bool {
+    match embedder {
+        Embedder::Exact(origin) => same_origin_as(entry, origin).is_some(),
+        Embedder::Pattern(pattern) => one_of_pattern(entry, pattern).is_some(),
+    }
+}
+
+/// The name one DNS label up (`b.c` for `a.b.c`, with its port), if the first label is one.
+fn parent_name(name: &str) -> Option<&str> {
+    name.split_once('.')
+        .filter(|(label, _)| crate::origin::is_dns_label(label))
+        .map(|(_, parent)| parent)
 }
 
 /// The `sandbox` value of a host table, for messages about it; the table if it has none.

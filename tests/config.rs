@@ -604,3 +604,21 @@ fn a_host_origin_pattern_is_https_with_one_leftmost_wildcard_and_never_covers_it
         "{same_site:?}"
     );
 }
+
+#[test]
+fn a_sandbox_on_the_site_of_many_hosts_gets_one_warning_that_counts_them() {
+    let text = format!(
+        "{}{}{}",
+        host("https://a.example.com", "sandbox.example.com"),
+        "[[hosts]]\norigin = \"https://b.example.com\"\nsandbox = \"s.example-sandbox.net\"\n",
+        "[[hosts]]\norigin = \"https://c.example.com\"\nsandbox = \"t.example-sandbox.net\"\n",
+    );
+    let warnings = warnings(&text);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains(
+            "\"sandbox.example.com\" is on the same site as the host https://a.example.com (and 2 more host(s) on it) (example.com)"
+        ),
+        "{warnings:?}"
+    );
+}
