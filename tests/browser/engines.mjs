@@ -185,7 +185,8 @@ async function launchWebKit() {
           await driver.switchTo().defaultContent();
           return evaluateHere(fn, arg);
         },
-        waitForFunction: (fn, arg, { timeout = 10_000 } = {}) => poll(() => page.evaluate(fn, arg), timeout, fn),
+        waitForFunction: (fn, arg, { timeout = 10_000 } = {}) =>
+          until(() => page.evaluate(fn, arg), `waitForFunction is true: ${fn}`, timeout, 50),
         frames: () => webKitFrames(driver),
         url: () => driver.getCurrentUrl(),
         async close() {
@@ -244,24 +245,14 @@ async function switchTo(driver, path) {
   }
 }
 
-/** Polls `check` until it returns something truthy, for at most `timeout` ms. */
-export async function until(check, what, timeout = 15_000) {
+/** Polls `check` every `interval` ms until it returns something truthy, for at most `timeout` ms. */
+export async function until(check, what, timeout = 15_000, interval = 100) {
   const deadline = Date.now() + timeout;
   for (;;) {
     const value = await check();
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function poll(check, timeout, fn) {
-  const deadline = Date.now() + timeout;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`waitForFunction: still false after ${timeout} ms: ${fn}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, interval));
   }
 }
 
