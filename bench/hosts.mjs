@@ -1,36 +1,36 @@
 #!/usr/bin/env node
 // What the number of hosts costs: for generated configs of 1 000, 10 000 and 100 000
-// per-server host entries (one per tenant, as a platform would run them), the time `check`
-// takes, the time `serve` takes to listen, and the resident memory per host entry once it does.
+// per-server host entries (one per tenant, as a platform would run them), written in one file or
+// one file per tenant (`hosts_dir`), the time `check` takes, the time `serve` takes to listen, the
+// resident memory per host entry once it does, and what polling the files for changes costs
+// (CPU time per poll, measured over POLL_S seconds of polling every second).
 //
-//   bench/hosts.mjs     HOST_COUNTS=1000,10000,100000  HOSTS_LIMIT_S=120 (per step)
-//                       HOSTS_JSON=target/hosts.json
+//   bench/hosts.mjs     HOST_COUNTS=1000,10000,100000  HOSTS_LIMIT_S=120 (per step)  POLL_S=5
+//                       HOSTS_LAYOUTS=file,dir  HOSTS_JSON=target/hosts.json
 //                       MCP_SANDBOX_PROXY_BIN=path (default: the static release binary)
 //
 // A step over HOSTS_LIMIT_S is stopped and reported as such, and the larger counts are not run:
 // the growth is visible from the counts that finished. Everything listens on 127.0.0.1 and stops
 // by itself.
-import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BINARY, ROOT, freePort, tempDir } from '../tests/browser/harness.mjs';
+import { tenantConfig, tenantEntries } from './tenants.mjs';
 
 const COUNTS = (process.env.HOST_COUNTS || '1000,10000,100000').split(',').map(Number);
 const LIMIT_MS = Number(process.env.HOSTS_LIMIT_S || 120) * 1000;
+const POLL_S = Number(process.env.POLL_S || 5);
+const LAYOUTS = (process.env.HOSTS_LAYOUTS || 'file,dir').split(',');
+for (const layout of LAYOUTS) {
+  if (!['file', 'dir'].includes(layout)) throw new Error(`HOSTS_LAYOUTS: "${layout}" is neither file nor dir`);
+}
+const TICKS_PER_S = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
 const JSON_OUT = process.env.HOSTS_JSON ? resolve(process.env.HOSTS_JSON) : join(ROOT, 'target', 'hosts.json');
 for (const count of COUNTS) {
   if (!Number.isInteger(count) || count < 1) throw new Error(`HOST_COUNTS: "${count}" is not a positive whole number`);
-}
-
-/** A config with `count` tenants: tenant-i.chat.example → tenant-i.sandbox.example, per server. */
-function config(count, port) {
-  const lines = [`listen = "127.0.0.1:${port}"`, '[limits]', 'max_connections = 64'];
-  for (let i = 0; i < count; i++) {
-    lines.push('[[hosts]]', `origin = "https://tenant-${i}.chat.example"`,
-      `sandbox = "tenant-${i}.sandbox.example"`, 'per_server_subdomains = true');
-  }
-  return `${lines.join('\n')}\n`;
 }
 
 /** Runs the binary until it exits, or until `until(line)` matches a line of its output. */
@@ -45,49 +45,81 @@ function run(args, until) {
     const timer = setTimeout(() => { child.kill('SIGKILL'); resolveRun({ overLimit: true, ms: LIMIT_MS }); }, LIMIT_MS);
     const finish = (result) => { clearTimeout(timer); resolveRun(result); };
     if (until) {
-      createInterface({ input: child.stderr }).on('line', (line) => {
+      createInterface({ input: child.stderr }).on('line', async (line) => {
         if (!until(line)) return;
         const ms = elapsed();
         const rssKb = Number(readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+)/m)[1]);
+        clearTimeout(timer);
+        const pollMs = await pollingCost(child.pid);
         child.kill('SIGKILL');
-        finish({ ms, rssKb });
+        finish({ ms, rssKb, pollMs });
       });
     }
     child.on('exit', (code) => finish({ ms: elapsed(), code }));
   });
 }
 
+/** CPU time the process spends per second while idle: polling its files once a second. */
+async function pollingCost(pid) {
+  const cpuTicks = () => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    .slice(11, 13).reduce((sum, v) => sum + Number(v), 0);
+  await sleep(1500); // past the start-up log and the first poll
+  const before = cpuTicks();
+  await sleep(POLL_S * 1000);
+  return ((cpuTicks() - before) / TICKS_PER_S) * 1000 / POLL_S;
+}
+
+/** The config for `count` tenants, written as `layout` says; the main file's path. */
+function writeLayout(layout, count, port) {
+  const dir = tempDir();
+  const file = join(dir, 'hosts.toml');
+  if (layout === 'file') {
+    writeFileSync(file, tenantConfig(count, port, 'watch_interval = "1s"\n'));
+    return file;
+  }
+  mkdirSync(join(dir, 'hosts.d'));
+  for (let i = 0; i < count; i++) writeFileSync(join(dir, 'hosts.d', `tenant-${i}.toml`), tenantEntries(1, i));
+  writeFileSync(file, `listen = "127.0.0.1:${port}"\nwatch_interval = "1s"\nhosts_dir = "hosts.d"\n[limits]\nmax_connections = 64\n`);
+  return file;
+}
+
 const rows = [];
 let baselineKb;
-for (const count of [1, ...COUNTS]) {
-  const file = join(tempDir(), 'hosts.toml');
-  writeFileSync(file, config(count, await freePort()));
-  const check = await run(['check', '--config', file]);
-  const serve = check.overLimit ? { overLimit: true }
-    : await run(['serve', '--config', file], (line) => line.includes('"listening"'));
-  if (count === 1) { baselineKb = serve.rssKb; continue; }
-  const row = {
-    hosts: count,
-    check_ms: check.overLimit ? null : Math.round(check.ms),
-    serve_listening_ms: serve.overLimit ? null : Math.round(serve.ms),
-    rss_kb: serve.rssKb ?? null,
-    bytes_per_host: serve.rssKb ? Math.round(((serve.rssKb - baselineKb) * 1024) / count) : null,
-  };
-  rows.push(row);
-  if (check.overLimit || serve.overLimit) {
-    row.over_limit_s = LIMIT_MS / 1000;
-    break;
+for (const layout of LAYOUTS) {
+  for (const count of [1, ...COUNTS]) {
+    const file = writeLayout(layout, count, await freePort());
+    const check = await run(['check', '--config', file]);
+    const serve = check.overLimit ? { overLimit: true }
+      : await run(['serve', '--config', file], (line) => line.includes('"listening"'));
+    rmSync(dirname(file), { recursive: true, force: true });
+    if (count === 1) { baselineKb = serve.rssKb; continue; }
+    const row = {
+      layout,
+      hosts: count,
+      check_ms: check.overLimit ? null : Math.round(check.ms),
+      serve_listening_ms: serve.overLimit ? null : Math.round(serve.ms),
+      rss_kb: serve.rssKb ?? null,
+      bytes_per_host: serve.rssKb ? Math.round(((serve.rssKb - baselineKb) * 1024) / count) : null,
+      cpu_ms_per_poll: serve.pollMs === undefined ? null : Math.round(serve.pollMs),
+    };
+    rows.push(row);
+    if (check.overLimit || serve.overLimit) {
+      row.over_limit_s = LIMIT_MS / 1000;
+      break;
+    }
   }
 }
 
 const cell = (v, unit) => (v === null ? `over ${LIMIT_MS / 1000} s` : `${v.toLocaleString('en-US')} ${unit}`);
-console.log('| hosts | check | serve until listening | resident memory | per host |');
-console.log('| ---: | ---: | ---: | ---: | ---: |');
+const layoutName = { file: 'one file', dir: 'hosts.d, a file per tenant' };
+console.log('| hosts | written in | check | serve until listening | resident memory | per host | CPU per poll |');
+console.log('| ---: | --- | ---: | ---: | ---: | ---: | ---: |');
 for (const r of rows) {
-  console.log(`| ${r.hosts.toLocaleString('en-US')} | ${cell(r.check_ms, 'ms')} | ${cell(r.serve_listening_ms, 'ms')} | `
-    + `${r.rss_kb === null ? '' : `${r.rss_kb.toLocaleString('en-US')} kB`} | ${r.bytes_per_host === null ? '' : `${r.bytes_per_host} B`} |`);
+  console.log(`| ${r.hosts.toLocaleString('en-US')} | ${layoutName[r.layout]} | ${cell(r.check_ms, 'ms')} | ${cell(r.serve_listening_ms, 'ms')} | `
+    + `${r.rss_kb === null ? '' : `${r.rss_kb.toLocaleString('en-US')} kB`} | ${r.bytes_per_host === null ? '' : `${r.bytes_per_host} B`} | `
+    + `${r.cpu_ms_per_poll === null ? '' : `${r.cpu_ms_per_poll} ms`} |`);
 }
-const skipped = COUNTS.filter((c) => !rows.some((r) => r.hosts === c));
+const skipped = LAYOUTS.flatMap((l) => COUNTS.filter((c) => !rows.some((r) => r.layout === l && r.hosts === c)).map((c) => `${c} (${l})`));
 if (skipped.length) console.log(`\nnot run after a step over ${LIMIT_MS / 1000} s: ${skipped.join(', ')} hosts`);
 mkdirSync(dirname(JSON_OUT), { recursive: true });
 writeFileSync(JSON_OUT, `${JSON.stringify({ binary: BINARY, limit_s: LIMIT_MS / 1000, baseline_rss_kb: baselineKb, rows }, null, 2)}\n`);

@@ -138,6 +138,10 @@ async fn serve(args: ServeArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// How many hosts the start-up summary lists one by one. A platform with one entry per tenant
+/// would otherwise log a line for each of 100 000 tenants at every start.
+const ANNOUNCED_HOSTS: usize = 100;
+
 /// The start-up summary: listeners, hosts, and anything an operator must not miss.
 fn announce(config: &Config, server: &Server) {
     let scheme = if config.tls.is_some() {
@@ -153,13 +157,21 @@ fn announce(config: &Config, server: &Server) {
         hosts = config.hosts.len(),
         "listening"
     );
-    for host in &config.hosts {
+    for host in config.hosts.iter().take(ANNOUNCED_HOSTS) {
         tracing::info!(
             origin = %host.origin,
             sandbox = %host.sandbox,
             per_server_subdomains = host.per_server_subdomains,
             view_opt_ins = %host.view_opt_ins.names(),
             "host"
+        );
+    }
+    if let Some(more) = config.hosts.len().checked_sub(ANNOUNCED_HOSTS)
+        && more > 0
+    {
+        tracing::info!(
+            more,
+            "more hosts, not listed: `check` validates them all, and /metrics counts requests per host"
         );
     }
     if config.tls.is_none() && !server.public_addr().ip().is_loopback() {
@@ -247,8 +259,15 @@ fn check(path: &Path) -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
+    let tenant_files = match &config.hosts_dir {
+        Some(dir) => {
+            let files = crate::config::tenant_files(dir).map_or(0, |files| files.len());
+            format!(" ({files} tenant file(s) in {})", dir.display())
+        }
+        None => String::new(),
+    };
     println!(
-        "ok: {} — {} host(s), listen {}{}",
+        "ok: {} — {} host(s){tenant_files}, listen {}{}",
         path.display(),
         config.hosts.len(),
         config.listen,

@@ -1,13 +1,18 @@
 //! The config file: TOML text in, a validated `Config` (or every problem, with key and line) out.
 //!
 //! The file is walked key by key from `toml`'s spanned document rather than derived with serde,
-//! so every error can name the key, the line and — for an unknown key — the near miss.
+//! so every error can name the key, the line and — for an unknown key — the near miss. A
+//! `hosts_dir` adds every `*.toml` file in it as more `[[hosts]]` entries (one file per tenant),
+//! each walked the same way and named in its own messages.
 
 use std::collections::HashMap;
 use std::fmt;
+use std::fs::Metadata;
+use std::io;
 use std::net::SocketAddr;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::Duration;
 
 use toml::Spanned;
@@ -31,6 +36,8 @@ pub struct Config {
     /// `None`: plain HTTP (behind a TLS-terminating load balancer, or local development).
     pub tls: Option<TlsFiles>,
     pub hosts: Vec<HostEntry>,
+    /// A folder whose `*.toml` files hold more `[[hosts]]` entries, one file per tenant.
+    pub(crate) hosts_dir: Option<PathBuf>,
     pub limits: Limits,
     /// Only the embedded default serves the demo host page.
     pub demo_listen: Option<SocketAddr>,
@@ -173,8 +180,8 @@ pub struct Loaded {
 }
 
 impl Config {
-    /// Reads and validates a config file. Relative certificate paths are taken from the
-    /// file's directory, so a config and its certificates can move together.
+    /// Reads and validates a config file and its tenant files. Relative paths are taken from
+    /// the file's directory, so a config and what it names can move together.
     pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
         let name = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
@@ -189,6 +196,19 @@ impl Config {
         Self::parse(&name, &text, base)
     }
 
+    /// The other files this config reads, as a reload watches them.
+    pub(crate) fn references(&self) -> References {
+        References {
+            certificates: self
+                .tls
+                .iter()
+                .flat_map(|tls| tls.certificates.iter())
+                .flat_map(|pair| [pair.cert.clone(), pair.key.clone()])
+                .collect(),
+            hosts_dir: self.hosts_dir.clone(),
+        }
+    }
+
     /// The development default: proxy on `localhost:8081` for a host on `localhost:8080`,
     /// and the demo host page.
     pub fn embedded_default() -> Result<Loaded, ConfigError> {
@@ -197,18 +217,18 @@ impl Config {
         Ok(loaded)
     }
 
-    /// Validates config text. `file` names it in messages; `base` resolves relative paths.
+    /// Validates config text, and the tenant files of its `hosts_dir`. `file` names it in
+    /// messages; `base` resolves relative paths.
     pub fn parse(file: &str, text: &str, base: &Path) -> Result<Loaded, ConfigError> {
         let mut walker = Walker::new(file, text, base);
-        let config = match DeTable::parse(text) {
-            Ok(document) => walker.config(document.get_ref()),
-            Err(e) => {
-                let line = e.span().map_or(1, |span| walker.line(&span));
-                walker.problem(line, "", format!("not valid TOML: {}", e.message().trim()));
-                None
-            }
-        };
-        walker.problems.sort_by_key(|p| p.line);
+        let config = walker
+            .document()
+            .and_then(|doc| walker.config(doc.get_ref()));
+        // Problems in file order (the main file, then the tenant files by name), each by line.
+        let files = walker.files.clone();
+        let rank = |p: &Problem| files.iter().position(|f| *f == p.file);
+        walker.problems.sort_by_key(|p| (rank(p), p.line));
+        walker.warnings.sort_by_key(|p| (rank(p), p.line));
         match config {
             Some(config) if walker.problems.is_empty() => Ok(Loaded {
                 config,
@@ -217,6 +237,107 @@ impl Config {
             _ => Err(ConfigError {
                 problems: walker.problems,
             }),
+        }
+    }
+}
+
+/// The files a config names besides itself: what a reload must watch.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct References {
+    /// Every certificate and key file.
+    pub(crate) certificates: Vec<PathBuf>,
+    pub(crate) hosts_dir: Option<PathBuf>,
+}
+
+/// The files config text at `path` names, read without validating it: a reload looks at
+/// these to see what changed, and the reload itself then validates everything. `None` if the
+/// text is not TOML.
+pub(crate) fn references_in(path: &Path, text: &str) -> Option<References> {
+    let base = path.parent().unwrap_or(Path::new("."));
+    let document = DeTable::parse(text).ok()?;
+    let doc = document.get_ref();
+    let string_at = |table: &Table<'_>, key: &str| match table.get(key).map(|v| v.get_ref()) {
+        Some(DeValue::String(s)) if !s.is_empty() => Some(base.join(s.as_ref())),
+        _ => None,
+    };
+    let mut certificates = Vec::new();
+    for tls in tables_in(doc.get("tls")) {
+        for pair in std::iter::once(tls).chain(tables_in(tls.get("extra"))) {
+            certificates.extend(string_at(pair, "cert"));
+            certificates.extend(string_at(pair, "key"));
+        }
+    }
+    Some(References {
+        certificates,
+        hosts_dir: string_at(doc, "hosts_dir"),
+    })
+}
+
+/// A table, or each table of an array of them; nothing for any other value.
+fn tables_in<'v, 'i>(value: Option<&'v Value<'i>>) -> Vec<&'v Table<'i>> {
+    match value.map(|v| v.get_ref()) {
+        Some(DeValue::Table(table)) => vec![table],
+        Some(DeValue::Array(items)) => items
+            .iter()
+            .filter_map(|item| match item.get_ref() {
+                DeValue::Table(table) => Some(table),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The tenant files of a `hosts_dir`: every `*.toml` file directly in it, by name. Hidden
+/// names are skipped, so editors' temporary files and Kubernetes' `..data` folder are not read
+/// twice; symlinks are followed.
+pub(crate) fn tenant_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    Ok(tenant_files_with_metadata(dir)?
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect())
+}
+
+/// As `tenant_files`, with each file's metadata (a reload's polling compares it).
+pub(crate) fn tenant_files_with_metadata(dir: &Path) -> io::Result<Vec<(PathBuf, Metadata)>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if name.starts_with('.') || !name.ends_with(".toml") {
+            continue;
+        }
+        // A file that vanishes meanwhile is simply not there this time.
+        if let Ok(metadata) = std::fs::metadata(&path)
+            && metadata.is_file()
+        {
+            files.push((path, metadata));
+        }
+    }
+    files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    Ok(files)
+}
+
+/// A host entry and where it was written, for messages about it and about the entries it
+/// meets.
+struct Placed {
+    entry: HostEntry,
+    file: Rc<str>,
+    /// Its index among the file's `[[hosts]]`.
+    index: usize,
+    /// The line of its `sandbox` (of the entry, if it has none).
+    line: usize,
+}
+
+impl Placed {
+    /// How a message about `from` names this entry: `hosts[2]`, and its file if another.
+    fn named_from(&self, from: &Placed) -> String {
+        if self.file == from.file {
+            format!("hosts[{}]", self.index)
+        } else {
+            format!("hosts[{}] in {}", self.index, self.file)
         }
     }
 }
@@ -230,6 +351,11 @@ struct Walker<'a> {
     base: &'a Path,
     problems: Vec<Problem>,
     warnings: Vec<Problem>,
+    /// Every file read so far, the main one first: messages are sorted in this order.
+    files: Vec<String>,
+    /// Where each line after the first starts: every entry's line is looked up, so counting
+    /// from the start of the text each time would grow with the square of its length.
+    line_starts: Vec<usize>,
 }
 
 impl<'a> Walker<'a> {
@@ -240,15 +366,42 @@ impl<'a> Walker<'a> {
             base,
             problems: Vec::new(),
             warnings: Vec::new(),
+            files: vec![file.to_owned()],
+            line_starts: text
+                .bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(at, _)| at + 1)
+                .collect(),
         }
     }
 
+    /// The text as a TOML document, or the problem that it is not one.
+    fn document(&mut self) -> Option<Spanned<Table<'a>>> {
+        match DeTable::parse(self.text) {
+            Ok(document) => Some(document),
+            Err(e) => {
+                let line = e.span().map_or(1, |span| self.line(&span));
+                self.problem(line, "", format!("not valid TOML: {}", e.message().trim()));
+                None
+            }
+        }
+    }
+
+    /// A problem in another file than the one being walked.
+    fn problem_in(&mut self, file: &str, line: usize, key: &str, message: String) {
+        self.problems.push(Problem {
+            file: file.to_owned(),
+            line: Some(line),
+            key: key.to_owned(),
+            message,
+        });
+    }
+
     fn line(&self, span: &Range<usize>) -> usize {
-        let end = span.start.min(self.text.len());
-        self.text.as_bytes()[..end]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count()
+        // The lines that start at or before the span, plus the first.
+        self.line_starts
+            .partition_point(|&start| start <= span.start)
             + 1
     }
 
@@ -266,11 +419,10 @@ impl<'a> Walker<'a> {
         self.problem(line, key, message);
     }
 
-    fn warn_at(&mut self, value: &Value<'_>, key: &str, message: String) {
-        let line = self.line(&value.span());
+    fn warning_in(&mut self, file: &str, line: Option<usize>, key: &str, message: String) {
         self.warnings.push(Problem {
-            file: self.file.to_owned(),
-            line: Some(line),
+            file: file.to_owned(),
+            line,
             key: key.to_owned(),
             message,
         });
@@ -304,6 +456,7 @@ impl<'a> Walker<'a> {
             "cache_max_age",
             "tls",
             "hosts",
+            "hosts_dir",
             "limits",
         ];
         self.reject_unknown_keys(doc, "", &known);
@@ -338,16 +491,40 @@ impl<'a> Walker<'a> {
             None => Some(Duration::ZERO),
         };
         let default_port = if doc.contains_key("tls") { 443 } else { 80 };
-        let hosts = self.hosts(
-            doc.get("hosts"),
-            default_port,
-            cache_max_age.unwrap_or_default(),
-        );
+        let cache_max_age = cache_max_age.unwrap_or_default();
+        let hosts_dir = doc.get("hosts_dir").map(|v| (v, self.path(v, "hosts_dir")));
+        let file: Rc<str> = Rc::from(self.file);
+        let mut placed = match doc.get("hosts") {
+            Some(value) => self.host_entries(value, &file, cache_max_age),
+            None => Vec::new(),
+        };
+        if let Some((at, Some(dir))) = &hosts_dir {
+            placed.extend(self.tenant_hosts(dir, at, cache_max_age));
+        }
+        if placed.is_empty() && !doc.contains_key("hosts") {
+            match &hosts_dir {
+                None => self.problem(
+                    1,
+                    "hosts",
+                    "is missing: add at least one [[hosts]] entry".into(),
+                ),
+                Some((at, Some(dir))) => {
+                    let message = format!(
+                        "\"{}\" has no [[hosts]] entry in any *.toml file, and neither has this file: add at least one",
+                        dir.display()
+                    );
+                    self.error_at(at, "hosts_dir", message);
+                }
+                Some((_, None)) => {}
+            }
+        }
+        self.cross_check_hosts(&placed, default_port);
         Some(Config {
             listen: listen?,
             admin_listen,
             tls,
-            hosts,
+            hosts: placed.into_iter().map(|p| p.entry).collect(),
+            hosts_dir: hosts_dir.and_then(|(_, dir)| dir),
             limits,
             demo_listen: None,
             watch_interval: watch_interval?,
@@ -570,20 +747,13 @@ impl<'a> Walker<'a> {
         Some(age)
     }
 
-    fn hosts(
+    /// The `[[hosts]]` entries of the file being walked; `file` is its name, shared by them.
+    fn host_entries(
         &mut self,
-        value: Option<&Value<'_>>,
-        default_port: u16,
+        value: &Value<'_>,
+        file: &Rc<str>,
         cache_max_age: Duration,
-    ) -> Vec<HostEntry> {
-        let Some(value) = value else {
-            self.problem(
-                1,
-                "hosts",
-                "is missing: add at least one [[hosts]] entry".into(),
-            );
-            return Vec::new();
-        };
+    ) -> Vec<Placed> {
         let items = match value.get_ref() {
             DeValue::Array(items) if !items.is_empty() => items,
             other => {
@@ -593,15 +763,79 @@ impl<'a> Walker<'a> {
                 return Vec::new();
             }
         };
-        // Each entry keeps its index in the file, so messages name the right hosts[i].
-        let mut hosts: Vec<(usize, HostEntry, &Value<'_>)> = Vec::new();
-        for (i, item) in items.iter().enumerate() {
-            if let Some(entry) = self.host(item, i, cache_max_age) {
-                hosts.push((i, entry, item));
+        let mut placed = Vec::with_capacity(items.len());
+        for (index, item) in items.iter().enumerate() {
+            if let Some(entry) = self.host(item, index, cache_max_age) {
+                let line = self.line(&sandbox_value(item).span());
+                let file = file.clone();
+                placed.push(Placed {
+                    entry,
+                    file,
+                    index,
+                    line,
+                });
             }
         }
-        self.cross_check_hosts(&hosts, default_port);
-        hosts.into_iter().map(|(_, entry, _)| entry).collect()
+        placed
+    }
+
+    /// The entries of every tenant file in `dir`. A file that cannot be read, or holds
+    /// anything but `[[hosts]]`, is a problem of the whole config: one bad tenant file refuses
+    /// the load (or the reload, and the old config keeps serving).
+    fn tenant_hosts(&mut self, dir: &Path, at: &Value<'_>, cache_max_age: Duration) -> Vec<Placed> {
+        let files = match tenant_files(dir) {
+            Ok(files) => files,
+            Err(e) => {
+                let message = format!("cannot read the folder \"{}\": {e}", dir.display());
+                self.error_at(at, "hosts_dir", message);
+                return Vec::new();
+            }
+        };
+        let mut placed = Vec::new();
+        for path in files {
+            let name = path.display().to_string();
+            self.files.push(name.clone());
+            let text = match std::fs::read_to_string(&path) {
+                Ok(text) => text,
+                Err(e) => {
+                    self.problems.push(Problem {
+                        file: name,
+                        line: None,
+                        key: String::new(),
+                        message: format!("cannot read the tenant file: {e}"),
+                    });
+                    continue;
+                }
+            };
+            let mut tenant = Walker::new(&name, &text, self.base);
+            if let Some(doc) = tenant.document() {
+                placed.extend(tenant.tenant_document(doc.get_ref(), cache_max_age));
+            }
+            self.problems.append(&mut tenant.problems);
+            self.warnings.append(&mut tenant.warnings);
+        }
+        placed
+    }
+
+    /// A tenant file: `[[hosts]]` entries and nothing else.
+    fn tenant_document(&mut self, doc: &Table<'_>, cache_max_age: Duration) -> Vec<Placed> {
+        for (key, _) in doc.iter() {
+            let name: &str = key.get_ref();
+            if name != "hosts" {
+                let line = self.line(&key.span());
+                let message = "is not allowed in a tenant file: it holds [[hosts]] entries only, and everything else belongs in the main config".to_owned();
+                self.problem(line, name, message);
+            }
+        }
+        let file: Rc<str> = Rc::from(self.file);
+        match doc.get("hosts") {
+            Some(value) => self.host_entries(value, &file, cache_max_age),
+            None => {
+                let message = "has no [[hosts]] entry: it adds nothing".to_owned();
+                self.warning_in(self.file, None, "", message);
+                Vec::new()
+            }
+        }
     }
 
     fn host(
@@ -711,27 +945,27 @@ impl<'a> Walker<'a> {
     /// warning when the two share a site. Each is a lookup in a map built once, so the cost
     /// grows with the number of entries rather than its square (platforms run one entry per
     /// tenant). A problem is reported at the later entry, naming the earliest one it meets.
-    fn cross_check_hosts(&mut self, hosts: &[(usize, HostEntry, &Value<'_>)], default_port: u16) {
+    fn cross_check_hosts(&mut self, hosts: &[Placed], default_port: u16) {
         let authorities: Vec<String> = hosts
             .iter()
-            .map(|(_, entry, _)| entry.sandbox.authority(default_port))
+            .map(|placed| placed.entry.sandbox.authority(default_port))
             .collect();
         let embedders = EmbedderIndex::new(hosts);
         // The earlier entries: by name, the per-server ones by name, and by the name one label up.
         let mut by_name: HashMap<&str, usize> = HashMap::with_capacity(hosts.len());
         let mut per_server: HashMap<&str, usize> = HashMap::new();
         let mut by_parent: HashMap<&str, usize> = HashMap::with_capacity(hosts.len());
-        for (n, (i, entry, table)) in hosts.iter().enumerate() {
-            let at = sandbox_value(table);
+        for (n, placed) in hosts.iter().enumerate() {
+            let entry = &placed.entry;
             let authority = authorities[n].as_str();
-            let key = format!("hosts[{i}].sandbox");
+            let key = format!("hosts[{}].sandbox", placed.index);
             let parent = parent_name(authority);
             if let Some(&m) = by_name.get(authority) {
                 let message = format!(
-                    "\"{authority}\" is already the sandbox of hosts[{}]",
-                    hosts[m].0
+                    "\"{authority}\" is already the sandbox of {}",
+                    hosts[m].named_from(placed)
                 );
-                self.error_at(at, &key, message);
+                self.problem_in(&placed.file, placed.line, &key, message);
             } else {
                 let overlapping = parent
                     .and_then(|parent| per_server.get(parent))
@@ -742,10 +976,11 @@ impl<'a> Walker<'a> {
                     });
                 if let Some(&m) = overlapping {
                     let message = format!(
-                        "\"{authority}\" overlaps the sandbox \"{}\" of hosts[{}] through per-server subdomains: a request could mean either",
-                        authorities[m], hosts[m].0
+                        "\"{authority}\" overlaps the sandbox \"{}\" of {} through per-server subdomains: a request could mean either",
+                        authorities[m],
+                        hosts[m].named_from(placed)
                     );
-                    self.error_at(at, &key, message);
+                    self.problem_in(&placed.file, placed.line, &key, message);
                 }
             }
             by_name.entry(authority).or_insert(n);
@@ -755,7 +990,7 @@ impl<'a> Walker<'a> {
             if let Some(parent) = parent {
                 by_parent.entry(parent).or_insert(n);
             }
-            self.check_sandbox_against_embedders(entry, &embedders, at, &key);
+            self.check_sandbox_against_embedders(placed, &embedders, &key);
         }
     }
 
@@ -764,11 +999,11 @@ impl<'a> Walker<'a> {
     /// counts the others, so that a thousand tenants on one site make one line, not a thousand.
     fn check_sandbox_against_embedders(
         &mut self,
-        entry: &HostEntry,
+        placed: &Placed,
         embedders: &EmbedderIndex<'_>,
-        at: &Value<'_>,
         key: &str,
     ) {
+        let entry = &placed.entry;
         let host = entry.sandbox.host();
         let mut candidates: Vec<&Origin> = embedders.by_host.get(host).cloned().unwrap_or_default();
         if entry.per_server_subdomains
@@ -778,7 +1013,7 @@ impl<'a> Walker<'a> {
         }
         for origin in candidates {
             if let Some(message) = same_origin_as(entry, origin) {
-                self.error_at(at, key, message);
+                self.problem_in(&placed.file, placed.line, key, message);
             }
         }
         let mut patterns: Vec<&OriginPattern> = parent_name(host)
@@ -792,7 +1027,7 @@ impl<'a> Walker<'a> {
         }
         for pattern in patterns {
             if let Some(message) = one_of_pattern(entry, pattern) {
-                self.error_at(at, key, message);
+                self.problem_in(&placed.file, placed.line, key, message);
             }
         }
         let site = site_guess(host);
@@ -817,7 +1052,7 @@ impl<'a> Walker<'a> {
                 "\"{}\" is on the same site as the host {first}{more} ({site}): browsers share SameSite cookies and some storage partitions within a site; a sandbox on its own registrable domain isolates views from the host completely",
                 entry.sandbox
             );
-            self.warn_at(at, key, message);
+            self.warning_in(&placed.file, Some(placed.line), key, message);
         }
     }
 }
@@ -885,14 +1120,14 @@ struct SiteMember<'h> {
 }
 
 impl<'h> EmbedderIndex<'h> {
-    fn new(hosts: &'h [(usize, HostEntry, &Value<'_>)]) -> Self {
+    fn new(hosts: &'h [Placed]) -> Self {
         let mut index = EmbedderIndex {
             by_host: HashMap::new(),
             by_parent_host: HashMap::new(),
             patterns_by_suffix: HashMap::new(),
             by_site: HashMap::new(),
         };
-        for (_, entry, _) in hosts {
+        for Placed { entry, .. } in hosts {
             let (name, shown) = match &entry.origin {
                 Embedder::Exact(origin) => {
                     index.by_host.entry(origin.host()).or_default().push(origin);

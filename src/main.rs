@@ -18,5 +18,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(cli.run())
+    let code = runtime.block_on(cli.run());
+    // The drain is over. What may still run is blocking work nobody waits for (a reload stuck
+    // reading a file): waiting for it would keep a drained process alive.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    code
 }

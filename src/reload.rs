@@ -1,22 +1,32 @@
-//! Reload without restart: on SIGHUP, and when the config or certificate files change on disk.
+//! Reload without restart: on SIGHUP, and when the config, tenant or certificate files change
+//! on disk.
 //!
 //! Files are compared by content every `watch_interval`, through whatever symlinks lead to
 //! them, so Kubernetes' `..data` symlink swap is seen like any other replacement. A reload
 //! builds a whole new generation first and swaps it in only if everything loaded: a broken
 //! file is refused, logged and counted, and the old generation keeps serving. Connections keep
 //! the generation they were accepted under; new ones get the new one.
+//!
+//! All of it runs on the blocking pool, never on the threads that serve requests: a config
+//! of 100 000 hosts takes about a second to build, and a stalled worker would hold every
+//! connection it owns for that long (`bench/reload.mjs` measures it).
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use crate::config::{Config, Loaded};
+use crate::config::{self, Config, Loaded, References};
 use crate::generation::{Endpoint, Generation};
 use crate::metrics::Metrics;
 use crate::telemetry;
+
+/// How often generations that were replaced are looked at, to be freed once no connection
+/// holds them any more.
+const RETIRE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Owns the serving config: rebuilds it on a trigger and hands the new endpoint to the
 /// public listener.
@@ -24,11 +34,22 @@ pub(crate) struct Reloader {
     /// Registered when the reloader is made, before the server reports that it listens: a
     /// SIGHUP that arrives while it starts must reload, not end the process.
     hangup: Hangup,
+    state: State,
+}
+
+/// What the reloader's blocking work needs; it moves to the blocking pool and back.
+struct State {
     path: Option<PathBuf>,
     config: Config,
     endpoint: watch::Sender<Arc<Endpoint>>,
     metrics: Arc<Metrics>,
     fingerprint: u64,
+    /// The files the config file on disk names, and the hash of the text they were read from:
+    /// read again only when that text changes, so that polling costs a read, not a parse.
+    references: Option<(u64, References)>,
+    /// Replaced endpoints that connections still hold. Whoever drops the last one frees a
+    /// whole generation (a second for 100 000 hosts), so it is the reloader, here.
+    retired: Vec<Arc<Endpoint>>,
 }
 
 impl Reloader {
@@ -38,53 +59,93 @@ impl Reloader {
         endpoint: watch::Sender<Arc<Endpoint>>,
         metrics: Arc<Metrics>,
     ) -> Self {
-        let fingerprint = fingerprint(path.as_ref(), &generation.config);
-        Reloader {
-            hangup: hangup_signal(),
+        let mut state = State {
             path,
             config: generation.config,
             endpoint,
             metrics,
-            fingerprint,
+            fingerprint: 0,
+            references: None,
+            retired: Vec::new(),
+        };
+        state.fingerprint = state.fingerprint();
+        Reloader {
+            hangup: hangup_signal(),
+            state,
         }
     }
 
     /// Watches for SIGHUP and file changes until `stop` changes.
-    pub(crate) async fn run(mut self, mut stop: watch::Receiver<bool>) {
-        let mut hangup = self.hangup.take();
-        let interval = self.config.watch_interval;
+    pub(crate) async fn run(self, mut stop: watch::Receiver<bool>) {
+        let Reloader { hangup, mut state } = self;
+        let mut hangup = hangup;
+        let interval = state.config.watch_interval;
         // A zero interval turns polling off; the tick branch is then disabled below.
         let period = if interval.is_zero() {
-            std::time::Duration::from_secs(3600)
+            Duration::from_secs(3600)
         } else {
             interval
         };
         let mut ticks = tokio::time::interval(period);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         ticks.tick().await;
+        let mut retire_ticks = tokio::time::interval(RETIRE_INTERVAL);
+        retire_ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            tokio::select! {
+            let job: fn(&mut State) = tokio::select! {
                 _ = stop.changed() => return,
-                _ = recv(&mut hangup) => {
-                    self.fingerprint = fingerprint(self.path.as_ref(), &self.config);
-                    self.reload("SIGHUP");
-                }
-                _ = ticks.tick(), if !interval.is_zero() => {
-                    // Taken before the reload reads the files: a change that lands meanwhile
-                    // differs from it at the next tick and is loaded then.
-                    let now = fingerprint(self.path.as_ref(), &self.config);
-                    if now != self.fingerprint {
-                        self.fingerprint = now;
-                        self.reload("files changed");
-                    }
-                }
-            }
+                _ = recv(&mut hangup) => |state| {
+                    state.fingerprint = state.fingerprint();
+                    state.reload("SIGHUP");
+                },
+                _ = ticks.tick(), if !interval.is_zero() => State::poll,
+                _ = retire_ticks.tick(), if !state.retired.is_empty() => State::free_retired,
+            };
+            // A reload stuck on a file (a FIFO, a hung network mount) must not hold up a drain:
+            // the blocking job is left behind, and the process exits without it.
+            state = tokio::select! {
+                _ = stop.changed() => return,
+                done = off_the_serving_path(state, job) => match done {
+                    Some(state) => state,
+                    None => return,
+                },
+            };
         }
+    }
+}
+
+/// Runs `job` on the blocking pool and gives the state back; `None` if the job panicked.
+async fn off_the_serving_path(mut state: State, job: fn(&mut State)) -> Option<State> {
+    let done = tokio::task::spawn_blocking(move || {
+        job(&mut state);
+        state
+    });
+    match done.await {
+        Ok(state) => Some(state),
+        Err(e) => {
+            tracing::error!(error = %e, "the reloader failed: reloads stop, the current config keeps serving");
+            None
+        }
+    }
+}
+
+impl State {
+    /// Reloads if any watched file changed since the last look.
+    fn poll(&mut self) {
+        // Taken before the reload reads the files: a change that lands meanwhile differs from
+        // it at the next tick and is loaded then.
+        let now = self.fingerprint();
+        if now != self.fingerprint {
+            self.fingerprint = now;
+            self.reload("files changed");
+        }
+        self.free_retired();
     }
 
     /// Loads the config (or keeps the embedded one) and its certificates, and swaps them in.
     /// Returns whether the new generation serves.
     fn reload(&mut self, trigger: &str) -> bool {
+        let started = Instant::now();
         let Loaded { config, warnings } = match &self.path {
             Some(path) => match Config::load(path) {
                 Ok(loaded) => loaded,
@@ -108,11 +169,23 @@ impl Reloader {
             trigger,
             hosts = generation.config.hosts.len(),
             certificates = generation.certificates.len(),
+            took_ms = started.elapsed().as_millis(),
             "reloaded: new connections use the new config and certificates"
         );
-        self.endpoint.send_replace(generation.endpoint);
+        let replaced = self.endpoint.send_replace(generation.endpoint);
+        self.retired.push(replaced);
         self.config = generation.config;
+        self.free_retired();
         true
+    }
+
+    /// Frees the replaced generations that no connection holds any more.
+    fn free_retired(&mut self) {
+        // Only the reloader can still reach a retired endpoint once no connection does (it is
+        // no longer in the channel), so a count of one cannot grow again.
+        self.retired.retain(|endpoint| {
+            Arc::strong_count(endpoint) > 1 || Arc::strong_count(&endpoint.handler) > 1
+        });
     }
 
     fn refuse(&self, trigger: &str, reason: &str) -> bool {
@@ -146,32 +219,84 @@ impl Reloader {
             }
         }
     }
+
+    /// A hash of the config file and of every file it names: certificates and keys by content,
+    /// tenant files by what their metadata says of their content (reading 100 000 tenant files
+    /// at every poll would take most of a core). The files are those the config on disk names if it can be read (a
+    /// new config may name files that do not exist yet: their arrival must count as a change),
+    /// else those of the serving config.
+    fn fingerprint(&mut self) -> u64 {
+        let mut hasher = DefaultHasher::new();
+        // Without a file (a config given in code), only the files the serving config names.
+        let references = match self.path.clone() {
+            Some(path) => {
+                path.hash(&mut hasher);
+                let text = match std::fs::read(&path) {
+                    Ok(bytes) => bytes,
+                    Err(e) => {
+                        e.kind().hash(&mut hasher);
+                        Vec::new()
+                    }
+                };
+                text.hash(&mut hasher);
+                self.references_on_disk(&path, &text)
+            }
+            None => self.config.references(),
+        };
+        let tenant_files = match &references.hosts_dir {
+            Some(dir) => config::tenant_files_with_metadata(dir).unwrap_or_else(|e| {
+                e.kind().hash(&mut hasher);
+                Vec::new()
+            }),
+            None => Vec::new(),
+        };
+        for (file, metadata) in &tenant_files {
+            file.hash(&mut hasher);
+            hash_identity(metadata, &mut hasher);
+        }
+        for file in &references.certificates {
+            file.hash(&mut hasher);
+            match std::fs::read(file) {
+                Ok(bytes) => bytes.hash(&mut hasher),
+                Err(e) => e.kind().hash(&mut hasher),
+            }
+        }
+        hasher.finish()
+    }
+
+    /// The files the config text on disk names, parsed again only when the text changed.
+    fn references_on_disk(&mut self, path: &std::path::Path, text: &[u8]) -> References {
+        let mut hasher = DefaultHasher::new();
+        text.hash(&mut hasher);
+        let text_hash = hasher.finish();
+        if let Some((hash, references)) = &self.references
+            && *hash == text_hash
+        {
+            return references.clone();
+        }
+        let references = std::str::from_utf8(text)
+            .ok()
+            .and_then(|text| config::references_in(path, text))
+            .unwrap_or_else(|| self.config.references());
+        self.references = Some((text_hash, references.clone()));
+        references
+    }
 }
 
-/// A hash of the config file and every certificate and key file it names, by content. The
-/// files are those the config on disk names if it loads (a new config may name new files that
-/// do not exist yet: their arrival must count as a change), else those of the serving config.
-fn fingerprint(path: Option<&PathBuf>, serving: &Config) -> u64 {
-    let on_disk = path
-        .and_then(|p| Config::load(p).ok())
-        .map(|loaded| loaded.config);
-    let config = on_disk.as_ref().unwrap_or(serving);
-    let mut hasher = DefaultHasher::new();
-    let files = path.into_iter().cloned().chain(
-        config
-            .tls
-            .iter()
-            .flat_map(|tls| tls.certificates.iter())
-            .flat_map(|pair| [pair.cert.clone(), pair.key.clone()]),
-    );
-    for file in files {
-        file.hash(&mut hasher);
-        match std::fs::read(&file) {
-            Ok(bytes) => bytes.hash(&mut hasher),
-            Err(e) => e.kind().hash(&mut hasher),
-        }
-    }
-    hasher.finish()
+/// What changes whenever a file's content does: a rewrite changes its change time (which no
+/// tool can set back) and a replacement, such as Kubernetes' symlink swap, its inode.
+#[cfg(unix)]
+fn hash_identity(metadata: &std::fs::Metadata, hasher: &mut DefaultHasher) {
+    use std::os::unix::fs::MetadataExt;
+    (metadata.dev(), metadata.ino(), metadata.len()).hash(hasher);
+    (metadata.mtime(), metadata.mtime_nsec()).hash(hasher);
+    (metadata.ctime(), metadata.ctime_nsec()).hash(hasher);
+}
+
+#[cfg(not(unix))]
+fn hash_identity(metadata: &std::fs::Metadata, hasher: &mut DefaultHasher) {
+    metadata.len().hash(hasher);
+    metadata.modified().ok().hash(hasher);
 }
 
 #[cfg(unix)]

@@ -58,6 +58,46 @@ fn check_accepts_a_good_file() {
 }
 
 #[test]
+fn check_reads_the_tenant_files_and_names_a_bad_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let tenants = dir.path().join("hosts.d");
+    std::fs::create_dir(&tenants).unwrap();
+    let tenant =
+        "[[hosts]]\norigin = \"https://acme.example.com\"\nsandbox = \"acme.sandbox.test\"\n";
+    std::fs::write(tenants.join("acme.toml"), tenant).unwrap();
+    let config = write_config(dir.path(), &format!("hosts_dir = \"hosts.d\"\n{TWO_HOSTS}"));
+    let out = run(&["check", "--config", &config]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let expected = format!(
+        "ok: {config} — 3 host(s) (1 tenant file(s) in {}), listen",
+        tenants.display()
+    );
+    assert!(
+        text(&out.stdout).starts_with(&expected),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let bad = tenants.join("globex.toml");
+    std::fs::write(
+        &bad,
+        "[[hosts]]\norigin = \"https://globex.example.com\"\nsandbox = \"acme.sandbox.test\"\n",
+    )
+    .unwrap();
+    let out = run(&["check", "--config", &config]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "error: {}:3: hosts[0].sandbox \"acme.sandbox.test\" is already the sandbox of hosts[0] in {}",
+            bad.display(),
+            tenants.join("acme.toml").display()
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn check_refuses_a_bad_file_with_every_reason() {
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(

@@ -255,7 +255,7 @@ fn accept_errors_back_off_and_the_server_recovers() {
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), &two_hosts_with("", ""));
     // Few descriptors: the accept loop runs out long before the connection cap.
-    let serving = Serving::start_with(&config, Some(40));
+    let serving = Serving::start_with(&config, Some(40), &[]);
     let held: Vec<TcpStream> = (0..60)
         .filter_map(|_| TcpStream::connect(&serving.addr).ok())
         .collect();
@@ -333,4 +333,124 @@ fn a_config_naming_a_certificate_that_arrives_later_is_loaded_when_it_arrives() 
         "the new certificate is served: {expiry}"
     );
     assert!(serving.stop().success());
+}
+
+#[test]
+fn tenant_files_are_watched_and_a_bad_one_keeps_the_old_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let tenants = dir.path().join("hosts.d");
+    std::fs::create_dir(&tenants).unwrap();
+    let tenant = |name: &str| {
+        format!(
+            "[[hosts]]\norigin = \"https://{name}.example.com\"\nsandbox = \"{name}.sandbox.test\"\n"
+        )
+    };
+    std::fs::write(tenants.join("acme.toml"), tenant("acme")).unwrap();
+    let top = "admin_listen = \"127.0.0.1:0\"\nwatch_interval = \"100ms\"\nhosts_dir = \"hosts.d\"";
+    let config = write_config(dir.path(), &two_hosts_with(top, ""));
+    let serving = Serving::start(&config);
+    let admin = admin_addr(&serving);
+    assert!(raw_get(&serving.addr, "acme.sandbox.test", "/").starts_with("HTTP/1.1 200"));
+    assert!(raw_get(&serving.addr, "globex.sandbox.test", "/").starts_with("HTTP/1.1 421"));
+
+    // A new tenant file is a change like any other.
+    std::fs::write(tenants.join("globex.toml"), tenant("globex")).unwrap();
+    wait_until("the new tenant", || {
+        raw_get(&serving.addr, "globex.sandbox.test", "/").starts_with("HTTP/1.1 200")
+    });
+    let success = "mcp_sandbox_proxy_reloads_total{outcome=\"success\"}";
+    assert_eq!(metric(&admin, success), 1.0);
+
+    // A broken tenant file refuses the whole reload, naming the file and the line: the new
+    // tenant beside it is not served, and neither tenant already served is lost.
+    let broken = tenants.join("initech.toml");
+    std::fs::write(
+        &broken,
+        "[[hosts]]\norigin = \"https://initech.example.com\"\nsandbox = \"initech.sandbox.test/\"\n",
+    )
+    .unwrap();
+    std::fs::write(tenants.join("umbrella.toml"), tenant("umbrella")).unwrap();
+    wait_until("the refusal", || {
+        metric(
+            &admin,
+            "mcp_sandbox_proxy_reloads_total{outcome=\"failure\"}",
+        ) >= 1.0
+    });
+    let refused =
+        serving.wait_for_log("reload refused: the previous config and certificates keep serving");
+    let reason = refused["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(&format!("{}:3: hosts[0].sandbox", broken.display())),
+        "{refused}"
+    );
+    for (name, status) in [("acme", "200"), ("globex", "200"), ("umbrella", "421")] {
+        let answer = raw_get(&serving.addr, &format!("{name}.sandbox.test"), "/");
+        assert!(
+            answer.starts_with(&format!("HTTP/1.1 {status}")),
+            "{name}: {answer}"
+        );
+    }
+
+    // Fixed, it loads; a removed file takes its tenant away.
+    std::fs::remove_file(&broken).unwrap();
+    std::fs::remove_file(tenants.join("acme.toml")).unwrap();
+    // The two removals may be seen in one poll or in two: wait for both.
+    wait_until("the fixed reload", || {
+        raw_get(&serving.addr, "umbrella.sandbox.test", "/").starts_with("HTTP/1.1 200")
+            && raw_get(&serving.addr, "acme.sandbox.test", "/").starts_with("HTTP/1.1 421")
+    });
+    assert!(raw_get(&serving.addr, "globex.sandbox.test", "/").starts_with("HTTP/1.1 200"));
+    assert!(serving.stop().success());
+}
+
+/// Waits (bounded) until a thread of `pid` blocks opening a FIFO that has no writer. Where the
+/// kernel does not say where threads wait, a short pause stands in.
+fn wait_until_blocked_on_a_fifo(pid: u32) {
+    let blocked = || {
+        std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|task| {
+                std::fs::read_to_string(task.path().join("wchan"))
+                    .is_ok_and(|wchan| wchan.contains("wait_for_partner") || wchan.contains("fifo"))
+            })
+    };
+    let readable = std::fs::read_to_string(format!("/proc/{pid}/wchan"))
+        .is_ok_and(|wchan| wchan.trim() != "0");
+    if readable {
+        wait_until("a thread blocked on the FIFO", blocked);
+    } else {
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+#[test]
+fn a_reload_stuck_reading_its_config_neither_stalls_requests_nor_the_drain() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &two_hosts_with("watch_interval = \"0s\"", ""));
+    // One thread serves every connection: a reload that ran there would stall them all.
+    let serving = Serving::start_with(&config, None, &[("TOKIO_WORKER_THREADS", "1")]);
+    assert!(raw_get(&serving.addr, "chat.sandbox.test", "/").starts_with("HTTP/1.1 200"));
+
+    // The config becomes a FIFO nobody writes to: reading it never finishes.
+    std::fs::remove_file(&config).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&config)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    serving.signal("HUP");
+    wait_until_blocked_on_a_fifo(serving.pid());
+
+    let answer = try_get(&serving.addr, "chat.sandbox.test", "/")
+        .expect("a request is answered while the reload is stuck");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let started = Instant::now();
+    assert!(serving.stop().success());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the drain waited for the stuck reload: {:?}",
+        started.elapsed()
+    );
 }

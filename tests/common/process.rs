@@ -20,11 +20,11 @@ pub struct Serving {
 impl Serving {
     /// Starts the bare binary with configuration from the environment only.
     pub fn start(config: &str) -> Serving {
-        Self::start_with(config, None)
+        Self::start_with(config, None, &[])
     }
 
-    /// Like [`Serving::start`]; `ulimit_files` runs it under `ulimit -n`.
-    pub fn start_with(config: &str, ulimit_files: Option<u32>) -> Serving {
+    /// Like [`Serving::start`]; `ulimit_files` runs it under `ulimit -n`, with `env` set too.
+    pub fn start_with(config: &str, ulimit_files: Option<u32>, env: &[(&str, &str)]) -> Serving {
         let mut command = match ulimit_files {
             Some(n) => {
                 let mut c = Command::new("sh");
@@ -38,6 +38,7 @@ impl Serving {
             .env("MCP_SANDBOX_PROXY_LISTEN", "127.0.0.1:0")
             .env("MCP_SANDBOX_PROXY_LOG_FORMAT", "json")
             .env("RUST_LOG", "info")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -78,6 +79,10 @@ impl Serving {
             .find_map(|l| l.strip_prefix("VmRSS:"))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
             .expect("VmRSS in /proc/<pid>/status")
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     pub fn signal(&self, name: &str) {
