@@ -18,6 +18,13 @@
   // CSP violation notices passed to the host per page; a view in a loop of violations must not
   // flood it.
   var MAX_VIOLATIONS = 50;
+  // A resource kept across this page's own reload (see upgrade): sessionStorage key prefix, the
+  // fragment that names the one this page must take, the marker the service counts, and how
+  // long an entry whose reload never came is kept.
+  var KEPT_PREFIX = 'mcp-sandbox-proxy:kept:';
+  var KEPT_FRAGMENT = '#sandbox-kept=';
+  var UPGRADE_PARAMETER = 'upgrade';
+  var KEPT_MAX_AGE_MS = 60000;
   var DEFAULT_SANDBOX = ['allow-scripts', 'allow-same-origin', 'allow-forms'];
   // SECURITY: a host override can only pick from these. Never allow-top-navigation*: a view must
   // not replace the chat it is shown in.
@@ -42,6 +49,7 @@
   var viewListening = false;
   var held = [];
   var violations = 0;
+  var upgrading = null;     // the key of the resource kept for this page's reload, while it runs
 
   function readConfig() {
     var element = document.getElementById('sandbox-config');
@@ -72,7 +80,15 @@
   reportDroppedSources();
   window.addEventListener('message', onMessage);
   window.addEventListener('pagehide', onPageHide);
-  postToHost({ jsonrpc: '2.0', method: PROXY_READY, params: {} });
+  var kept = takeKeptResource();
+  if (kept) {
+    // This page is the relay's own reload: the host already had its ready notification and
+    // sent the resource, so it gets neither again; the kept resource is mounted at once.
+    held = kept.held;
+    mount(kept.resource, true);
+  } else {
+    postToHost({ jsonrpc: '2.0', method: PROXY_READY, params: {} });
+  }
 
   // SECURITY: the service sets no cookie, so every cookie this page can see was set by a view,
   // for this name or a parent one that every MCP server's label shares: a note from one
@@ -113,6 +129,7 @@
   function onPageHide(event) {
     if (!event.persisted && view && view.parentNode) view.parentNode.removeChild(view);
     clearPlantedCookies();
+    if (upgrading) keepResource(upgrading.key, upgrading.resource);
   }
 
   function refuse(reason) {
@@ -179,7 +196,7 @@
     if (data.method === RESOURCE_READY) {
       // spec: resource-ready is for the proxy; it is never relayed. A later one replaces the
       // view (a host re-renders a resource whose HTML changed): one view at a time, always.
-      mount(data.params);
+      mount(data.params, false);
       return;
     }
     if (isReserved(data)) {
@@ -267,7 +284,8 @@
     violations = 0;
   }
 
-  function mount(params) {
+  // `reloaded`: the resource was kept across this page's own reload, which must not happen twice.
+  function mount(params, reloaded) {
     if (params === null || typeof params !== 'object' || typeof params.html !== 'string') {
       // A bad resource replaces nothing: the view already there (if any) stays.
       console.error('[sandbox] sandbox-resource-ready without params.html: nothing to mount');
@@ -275,6 +293,7 @@
     }
     if (view) console.info('[sandbox] a new sandbox-resource-ready: the view is replaced');
     unmount();
+    if (!reloaded && needsReload(params.csp) && upgrade(params)) return;
     var tokens = sandboxTokens(params.sandbox);
     var sameOrigin = tokens.indexOf('allow-same-origin') !== -1;
     // Both attributes must be set before the frame is inserted: a frame's sandbox flags and
@@ -393,24 +412,168 @@
   }
 
   // spec: the host applies the server's declared domains. The header was fixed when this page
-  // was requested (?csp=); a csp that arrives only now cannot widen it, so say what is missing.
+  // was requested; domains it still lacks after the relay's one reload (see upgrade) were
+  // dropped by the service, or did not fit in a query: say which.
   function warnAboutMissingDomains(requested) {
-    if (requested === null || typeof requested !== 'object') return;
+    missingDomains(requested).forEach(function (missing) {
+      console.warn('[sandbox] the view asks for ' + missing.list + ' ' + missing.domains.join(', ') +
+        ' but the policy served with this page does not allow them (dropped by the service: see ' +
+        'above; or ?csp= could not carry them). The policy is this page\'s Content-Security-Policy header.');
+    });
+  }
+
+  // The declared domains the served policy does not cover, by list: [{list, domains}].
+  function missingDomains(requested) {
+    if (requested === null || typeof requested !== 'object') return [];
     var applied = config.applied || {};
+    var missing = [];
     DOMAIN_LISTS.forEach(function (list) {
       var asked = Array.isArray(requested[list]) ? requested[list] : [];
       var have = Array.isArray(applied[list]) ? applied[list] : [];
-      var missing = asked.filter(function (domain) {
+      var domains = asked.filter(function (domain) {
         return typeof domain === 'string' && !have.some(function (source) {
           return covers(source, domain);
         });
       });
-      if (missing.length) {
-        console.warn('[sandbox] the view asks for ' + list + ' ' + missing.join(', ') +
-          ' but the policy served with this page does not allow them: the host must pass them in ?csp= ' +
-          '(or they were dropped; see above). The policy is this page\'s Content-Security-Policy header.');
-      }
+      if (domains.length) missing.push({ list: list, domains: domains });
     });
+    return missing;
+  }
+
+  // Whether this page's policy was built without what the resource declares: the page was
+  // requested with no declaration at all, or without a domain the resource lists. A domain
+  // the page's own ?csp= named and the policy still lacks was dropped by the service: asking
+  // again would change nothing.
+  function needsReload(csp) {
+    if (csp === null || typeof csp !== 'object') return false;
+    var asked = declaredInQuery();
+    if (asked === null) return true;
+    return missingDomains(csp).some(function (missing) {
+      var named = Array.isArray(asked[missing.list]) ? asked[missing.list] : [];
+      return missing.domains.some(function (domain) {
+        return named.indexOf(domain) === -1;
+      });
+    });
+  }
+
+  // The csp object this page was requested with; null without one.
+  function declaredInQuery() {
+    var raw = new URL(window.location.href).searchParams.get('csp');
+    if (raw === null) return null;
+    try {
+      var declared = JSON.parse(raw);
+      return declared !== null && typeof declared === 'object' ? declared : {};
+    } catch (malformed) {
+      return {};
+    }
+  }
+
+  // spec: the view's policy is built from the resource's csp metadata. A host that sends the
+  // csp only in sandbox-resource-ready (as the spec's flow allows) reached a page whose
+  // header was fixed without it. The page cannot change its own header, so it reloads itself
+  // once, with the declared domains in ?csp= (the service builds the header with the same
+  // strict grammar as for any host), keeping the resource in this origin's sessionStorage for
+  // the new page, which mounts it at once. Never a loop: the new page mounts whatever it gets.
+  // Returns whether the reload is under way; if not, the view is mounted under this policy.
+  function upgrade(params) {
+    var key = KEPT_PREFIX + randomToken();
+    var url = new URL(window.location.href);
+    url.searchParams.set('csp', JSON.stringify(domainLists(params.csp)));
+    url.searchParams.set(UPGRADE_PARAMETER, '1');
+    url.hash = KEPT_FRAGMENT.slice(1) + key.slice(KEPT_PREFIX.length);
+    var queryBytes = new TextEncoder().encode(url.search.slice(1)).length;
+    if (queryBytes > (config.maxQueryBytes || 0)) {
+      console.warn('[sandbox] the declared domains need a ' + queryBytes + '-byte query, over the ' +
+        'service\'s limit (' + config.maxQueryBytes + '): mounting under the served policy. Pass ' +
+        'the csp in ?csp= yourself, or ask the operator to raise limits.max_query_bytes.');
+      return false;
+    }
+    var resource = { html: params.html, sandbox: params.sandbox, permissions: params.permissions, csp: params.csp };
+    if (!keepResource(key, resource)) return false;
+    upgrading = { key: key, resource: resource };
+    console.info('[sandbox] the resource declares domains this page\'s policy lacks (the host ' +
+      'sent its csp only in sandbox-resource-ready): reloading once with them in ?csp=');
+    window.location.replace(url.href);
+    return true;
+  }
+
+  // Writes the resource, and the host messages held for its view, for this page's reload.
+  function keepResource(key, resource) {
+    try {
+      window.sessionStorage.setItem(key, JSON.stringify({ at: Date.now(), resource: resource, held: held }));
+      return true;
+    } catch (error) {
+      console.warn('[sandbox] cannot keep the resource for a reload with its domains (' + error +
+        '): mounting under the served policy. Pass the csp in ?csp= to avoid the reload.');
+      return false;
+    }
+  }
+
+  // The resource this page's predecessor kept for it, named by this page's own fragment, if
+  // any; deleted at once, whatever happens next. SECURITY: only the entry this page's URL names
+  // is read, so an entry a same-origin view planted cannot reach a proxy page the host loads:
+  // the host's URLs carry no such fragment. Entries whose reload never came are removed.
+  function takeKeptResource() {
+    var token = window.location.hash.indexOf(KEPT_FRAGMENT) === 0 ?
+      window.location.hash.slice(KEPT_FRAGMENT.length) : null;
+    var store;
+    try {
+      store = window.sessionStorage;
+    } catch (unavailable) {
+      return null;
+    }
+    var text = null;
+    for (var i = store.length - 1; i >= 0; i--) {
+      var key = store.key(i);
+      if (!key || key.indexOf(KEPT_PREFIX) !== 0) continue;
+      if (token && key === KEPT_PREFIX + token) {
+        text = store.getItem(key);
+        store.removeItem(key);
+      } else if (isStale(store.getItem(key))) {
+        store.removeItem(key);
+      }
+    }
+    if (!token) return null;
+    // A reload of this page by the user must not look for the resource again.
+    window.history.replaceState(null, '', window.location.pathname + window.location.search);
+    var kept = parseKept(text);
+    if (!kept) console.warn('[sandbox] this page was reloaded for a resource that was not kept: send sandbox-resource-ready again');
+    return kept;
+  }
+
+  function isStale(text) {
+    try {
+      return !(Date.now() - JSON.parse(text).at < KEPT_MAX_AGE_MS);
+    } catch (malformed) {
+      return true;
+    }
+  }
+
+  function parseKept(text) {
+    try {
+      var kept = JSON.parse(text);
+      if (!kept || typeof kept.resource !== 'object' || !Array.isArray(kept.held)) return null;
+      return { resource: kept.resource, held: kept.held.slice(0, MAX_HELD) };
+    } catch (malformed) {
+      return null;
+    }
+  }
+
+  // Only the four lists of the spec's csp object go in the query: the service ignores the rest.
+  function domainLists(csp) {
+    var lists = {};
+    DOMAIN_LISTS.forEach(function (list) {
+      if (Array.isArray(csp[list])) lists[list] = csp[list];
+    });
+    return lists;
+  }
+
+  function randomToken() {
+    var bytes = new Uint8Array(16);
+    window.crypto.getRandomValues(bytes);
+    return Array.prototype.map.call(bytes, function (b) {
+      return (b < 16 ? '0' : '') + b.toString(16);
+    }).join('');
   }
 
   // A host source as the server writes it ([scheme://]host[:port][path]): scheme and host

@@ -20,6 +20,7 @@ const STATUSES: [u16; 9] = [200, 304, 400, 404, 405, 421, 431, 503, 0];
 pub(crate) struct HostCounters {
     by_status: [AtomicU64; STATUSES.len()],
     dropped_csp_entries: AtomicU64,
+    policy_upgrades: AtomicU64,
 }
 
 impl HostCounters {
@@ -33,6 +34,11 @@ impl HostCounters {
 
     pub(crate) fn count_dropped(&self, entries: usize) {
         self.dropped_csp_entries.fetch_add(entries as u64, Relaxed);
+    }
+
+    /// A page the relay asked for again, with the domains its resource declared.
+    pub(crate) fn count_policy_upgrade(&self) {
+        self.policy_upgrades.fetch_add(1, Relaxed);
     }
 }
 
@@ -180,11 +186,25 @@ impl Metrics {
             "counter",
             "Declared ?csp= entries dropped as not a safe host-source.",
         );
-        for (origin, counters) in all_hosts {
+        for (origin, counters) in all_hosts.clone() {
             let value = counters.dropped_csp_entries.load(Relaxed);
             let _ = writeln!(
                 out,
                 "{PREFIX}_csp_entries_dropped_total{{host=\"{}\"}} {value}",
+                escape(origin)
+            );
+        }
+        header(
+            &mut out,
+            "policy_upgrades_total",
+            "counter",
+            "Pages the relay reloaded with the ?csp= its resource declared (the host sent the csp only in sandbox-resource-ready).",
+        );
+        for (origin, counters) in all_hosts {
+            let value = counters.policy_upgrades.load(Relaxed);
+            let _ = writeln!(
+                out,
+                "{PREFIX}_policy_upgrades_total{{host=\"{}\"}} {value}",
                 escape(origin)
             );
         }

@@ -39,8 +39,13 @@ impl PageTemplate {
     }
 
     /// The page for one host origin, with the policy the server applied.
-    pub(crate) fn render(&self, host: &Origin, policy: &ViewPolicy) -> Bytes {
-        let config = script_safe_json(&page_config(host, policy));
+    pub(crate) fn render(
+        &self,
+        host: &Origin,
+        policy: &ViewPolicy,
+        max_query_bytes: usize,
+    ) -> Bytes {
+        let config = script_safe_json(&page_config(host, policy, max_query_bytes));
         let mut out = BytesMut::with_capacity(self.before.len() + config.len() + self.after.len());
         out.put_slice(&self.before);
         out.put_slice(config.as_bytes());
@@ -49,9 +54,10 @@ impl PageTemplate {
     }
 }
 
-/// What the relay needs to know: whom to trust, and what the header allows. Each datum once:
-/// the policy itself is the page's header, not repeated here.
-fn page_config(host: &Origin, policy: &ViewPolicy) -> Value {
+/// What the relay needs to know: whom to trust, what the header allows, and how long a query
+/// the service takes (for the relay's own `?csp=`). Each datum once: the policy itself is the
+/// page's header, not repeated here.
+fn page_config(host: &Origin, policy: &ViewPolicy, max_query_bytes: usize) -> Value {
     let applied = policy.domains.as_ref().map(|domains| {
         let mut lists = serde_json::Map::new();
         for list in DomainList::ALL {
@@ -71,6 +77,7 @@ fn page_config(host: &Origin, policy: &ViewPolicy) -> Value {
         "applied": applied,
         "dropped": dropped,
         "droppedCount": policy.dropped.len(),
+        "maxQueryBytes": max_query_bytes,
     })
 }
 

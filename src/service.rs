@@ -417,7 +417,7 @@ impl Service {
             // visible ASCII only. Refuse rather than send a page without its policy.
             return Err("the declared domains cannot form a header".to_owned());
         };
-        let body = self.page.render(origin, &policy);
+        let body = self.page.render(origin, &policy, self.max_query_bytes);
         let tag = page_tag(&body, &csp);
         let page = Arc::new(RenderedPage {
             brotli: OnceLock::new(),
@@ -456,6 +456,9 @@ impl Service {
             Err(reason) => return error(StatusCode::BAD_REQUEST, &reason),
         };
         log_dropped(host, &page.dropped);
+        if is_policy_upgrade(req.uri().query()) {
+            host.counters.count_policy_upgrade();
+        }
         let encoding = Encoding::accepted_by(req);
         let encoded = page.encoded(encoding);
         let fresh = host.cacheable && is_fresh(req, &encoded.etag);
@@ -679,6 +682,18 @@ fn strip_port(authority: &str, default_port: u16) -> &str {
         _ => authority,
     }
 }
+
+/// Whether the relay asked for this page: it reloads its own page once, marked so, when a
+/// resource declares domains that the served policy lacks.
+fn is_policy_upgrade(query: Option<&str>) -> bool {
+    query.is_some_and(|query| {
+        url::form_urlencoded::parse(query.as_bytes())
+            .any(|(key, value)| key == UPGRADE_PARAMETER && value == "1")
+    })
+}
+
+/// The query parameter that marks a page the relay asked for again (see `is_policy_upgrade`).
+pub const UPGRADE_PARAMETER: &str = "upgrade";
 
 fn log_dropped(host: &Host, dropped: &[Dropped]) {
     if dropped.is_empty() {

@@ -891,3 +891,33 @@ fn a_pattern_host_pins_each_page_to_the_exact_preview_origin_it_names() {
         assert!(text.lines().any(|l| l == series), "{series}\n{text}");
     }
 }
+
+#[test]
+fn a_page_the_relay_asks_for_again_is_counted_and_carries_the_query_limit() {
+    let metrics = mcp_sandbox_proxy::metrics::Metrics::new();
+    let service = Service::with_metrics(&config(TWO_HOSTS), &metrics);
+    let query = csp_query(r#"{"connectDomains":["https://api.example.com"]}"#);
+    let upgraded = service.handle(&request(
+        Method::GET,
+        "chat.sandbox.test",
+        &format!("/?{query}&upgrade=1"),
+    ));
+    assert_eq!(upgraded.status(), StatusCode::OK);
+    let config_in_page = page_config(&body(upgraded));
+    assert_eq!(config_in_page["maxQueryBytes"], 16384);
+    // The same page asked for by a host, and a marker that is not the relay's: not counted.
+    for path in [format!("/?{query}"), format!("/?{query}&upgrade=yes")] {
+        let answer = service.handle(&request(Method::GET, "chat.sandbox.test", &path));
+        assert_eq!(answer.status(), StatusCode::OK);
+    }
+    let text = metrics.render();
+    assert!(
+        text.contains(
+            "mcp_sandbox_proxy_policy_upgrades_total{host=\"https://chat.example.com\"} 1\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains(
+        "mcp_sandbox_proxy_policy_upgrades_total{host=\"https://studio.example.com\"} 0\n"
+    ));
+}

@@ -182,6 +182,34 @@ document.body.appendChild(f);
     assert.equal(await proxyFrame.evaluate(() => document.querySelectorAll('iframe').length), 1);
   });
 
+  it('a resource a view plants in sessionStorage never reaches a later proxy page', T, async (t) => {
+    // The relay keeps a resource in this origin's sessionStorage across its own reload (a host
+    // that sends the csp only in sandbox-resource-ready). A same-origin view shares that
+    // storage: it plants an entry shaped like a kept one, then the host mounts a new proxy page
+    // in the same tab, which must neither take it nor skip its ready notification.
+    const { page } = await hostPage(t);
+    const forged = view("report('mounted', 'planted')");
+    await page.evaluate((html) => window.sendResource({ html }), view(`
+      const entry = JSON.stringify({ at: Date.now(), resource: { html: ${JSON.stringify(forged).replaceAll('</', '<\\/')} }, held: [] });
+      for (const key of ['mcp-sandbox-proxy:kept:planted', 'mcp-sandbox-proxy:kept:', 'mcp-sandbox-proxy:kept:undefined']) sessionStorage.setItem(key, entry);
+      report('planted', sessionStorage.length);`));
+    assert.ok(await report(page, 'planted') >= 3);
+    await page.evaluate(() => {
+      document.getElementById('proxy').remove();
+      window.received.length = 0;
+    });
+    await page.evaluate((o) => window.mountProxy(o), { proxyUrl });
+    // Resolved by the new page's ready notification: a page that mounted the planted entry
+    // instead would never send it, and this test would time out.
+    const second = await frameAt(page, proxyUrl);
+    await sleep(300);
+    const received = await page.evaluate(() => window.received);
+    assert.equal(received.filter((m) => m.data.method === 'ui/notifications/sandbox-proxy-ready').length, 1,
+      'the new proxy page says it is ready, as any');
+    assert.ok(!reports(received).includes('mounted'), 'the planted resource was not mounted');
+    assert.equal(await second.evaluate(() => document.querySelectorAll('iframe').length), 0, 'nothing was mounted');
+  });
+
   it('the view cannot forge sandbox-* messages to the host or the proxy', T, async (t) => {
     const { page, proxyFrame } = await hostPage(t);
     const forged = view("report('mounted', 'forged-by-view')");
@@ -386,29 +414,42 @@ document.body.appendChild(f);
     assert.ok(received.every((m) => m.data && m.data.jsonrpc === '2.0'), JSON.stringify(received));
   });
 
-  it('warns when params.csp asks for domains the served policy lacks', T, async (t) => {
-    const { page, logged } = await hostPage(t);
-    await page.evaluate((html) => window.sendResource({ html, csp: { connectDomains: ['https://api.example.com'] } }),
-      view("report('mounted', true)"));
+  it('names the declared domains the policy lacks when asking again would not help (the service dropped them)', T, async (t) => {
+    // The host passed the domain in ?csp= itself; the service dropped it (a query is not a
+    // host-source), so the relay does not reload: it mounts and says what is missing.
+    const csp = { connectDomains: ['https://api.example.com/?key=1'] };
+    const { page, proxyFrame, logged } = await hostPage(t, { csp });
+    await page.evaluate(([html, c]) => window.sendResource({ html, csp: c }), [view("report('mounted', true)"), csp]);
     await report(page, 'mounted');
     const console = await logged();
-    assert.ok(console.some((m) => m.includes('connectDomains https://api.example.com') && m.includes('?csp=')), console.join('\n'));
+    assert.ok(console.some((m) => m.includes('connectDomains https://api.example.com/?key=1') && m.includes('dropped by the service')),
+      console.join('\n'));
+    assert.equal(new URL(proxyFrame.url).searchParams.get('upgrade'), null, 'no reload');
   });
-  it('the missing-domains warning matches as CSP does: sources without a scheme, wildcards, paths', T, async (t) => {
-    const served = { connectDomains: ['api.example.com', '*.cdn.example.com'], resourceDomains: ['https://*.img.example.com', 'static.example.com/assets/'] };
-    const { page, logged } = await hostPage(t, { csp: served });
+
+  it('the missing-domains check matches as CSP does: sources without a scheme, wildcards, paths', T, async (t) => {
+    // Every declared domain the served policy covers is not missing; the three that are
+    // missing were named in ?csp= and dropped by the service (a query, a fragment), so the
+    // relay names them instead of reloading.
+    const dropped = { connect: 'https://other.example.org/?q', resource: 'static.example.com/other/#x' };
+    const served = {
+      connectDomains: ['api.example.com', '*.cdn.example.com', dropped.connect, 'http://api.example.com'],
+      resourceDomains: ['https://*.img.example.com', 'static.example.com/assets/', dropped.resource],
+    };
+    const { page, proxyFrame, logged } = await hostPage(t, { csp: served });
     const asked = {
       connectDomains: ['https://api.example.com', 'wss://api.example.com', 'API.example.com', 'https://x.cdn.example.com',
-        'https://other.example.org', 'http://api.example.com'],
-      resourceDomains: ['a.img.example.com', '*.b.img.example.com', 'https://static.example.com/assets/app.js', 'static.example.com/other/'],
+        dropped.connect, 'http://api.example.com'],
+      resourceDomains: ['a.img.example.com', '*.b.img.example.com', 'https://static.example.com/assets/app.js', dropped.resource],
     };
     await page.evaluate(([html, csp]) => window.sendResource({ html, csp }), [view("report('mounted', true)"), asked]);
     await report(page, 'mounted');
     const warnings = (await logged()).filter((m) => m.includes('the view asks for'));
     assert.deepEqual(warnings.map((m) => m.match(/asks for (\w+) (.*) but/).slice(1)), [
-      ['connectDomains', 'https://other.example.org, http://api.example.com'],
-      ['resourceDomains', 'static.example.com/other/'],
+      ['connectDomains', `${dropped.connect}, http://api.example.com`],
+      ['resourceDomains', dropped.resource],
     ], warnings.join('\n'));
+    assert.equal(new URL(proxyFrame.url).searchParams.get('upgrade'), null, 'no reload');
   });
 
   for (const sandbox of [undefined, 'allow-scripts']) {

@@ -147,6 +147,15 @@ export async function bundleSdkHost() {
   return bundle('sdk-host.js');
 }
 
+/** A view on the real ext-apps `App` that reports what its policy lets it reach (probe-view.js),
+ * as HTML with the bundle inline; `probe` is its window.PROBE. */
+export async function probeView(probe, head = '') {
+  const script = (await bundle('probe-view.js')).replaceAll('</', '<\\/');
+  return `<!doctype html><html><head>${head}<meta charset="utf-8"><title>probe view</title></head><body>
+<script>window.PROBE = ${JSON.stringify(probe).replaceAll('</', '<\\/')};</script>
+<script type="module">${script}</script></body></html>`;
+}
+
 /** The @mcp-ui/client AppRenderer host (renderer-host.jsx), bundled as one ES module. */
 export async function bundleRendererHost() {
   return bundle('renderer-host.jsx');

@@ -1,6 +1,9 @@
 // A host page built on the real MCP Apps SDK: AppBridge + PostMessageTransport from
 // @modelcontextprotocol/ext-apps, talking to a view through mcp-sandbox-proxy. The test page
 // sets window.HOST_CONFIG; results are recorded on window.host for the test to read.
+// HOST_CONFIG: proxyUrl, viewHtml, csp, firstTime, secondTime; optional allow (the outer
+// iframe's), cspInQuery (false: the csp goes only in sandbox-resource-ready, as the spec's flow
+// allows), sandbox (the resource's override of the view's sandbox attribute).
 import { AppBridge, PostMessageTransport } from '@modelcontextprotocol/ext-apps/app-bridge';
 
 const config = window.HOST_CONFIG;
@@ -10,6 +13,14 @@ const frame = document.createElement('iframe');
 frame.setAttribute('sandbox', 'allow-scripts allow-same-origin allow-forms');
 frame.style.cssText = 'width: 100%; height: 420px; border: 0';
 if (config.allow) frame.setAttribute('allow', config.allow);
+
+// Every ready notification, for the whole life of the page: a proxy page says it once.
+host.proxyReadyCount = 0;
+window.addEventListener('message', (event) => {
+  if (event.source === frame.contentWindow && event.data?.method === 'ui/notifications/sandbox-proxy-ready') {
+    host.proxyReadyCount += 1;
+  }
+});
 
 // Register before setting src, so the proxy's ready notification cannot be missed.
 const proxyReady = new Promise((resolve) => {
@@ -22,7 +33,7 @@ const proxyReady = new Promise((resolve) => {
   });
 });
 const url = new URL(config.proxyUrl);
-if (config.csp) url.searchParams.set('csp', JSON.stringify(config.csp));
+if (config.csp && config.cspInQuery !== false) url.searchParams.set('csp', JSON.stringify(config.csp));
 frame.src = url.href;
 document.body.appendChild(frame);
 
@@ -46,7 +57,7 @@ bridge.onsizechange = ({ height }) => {
   if (height) frame.style.height = `${height}px`;
 };
 await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
-await bridge.sendSandboxResourceReady({ html: config.viewHtml, csp: config.csp });
+await bridge.sendSandboxResourceReady({ html: config.viewHtml, csp: config.csp, sandbox: config.sandbox });
 
 function timeResult(time) {
   return { content: [{ type: 'text', text: time }], structuredContent: { time } };

@@ -1,0 +1,163 @@
+// Each kind of chat host as it is (issue: hosts that do not all talk to a sandbox proxy the same
+// way), through the service, with the real SDK on both sides (AppBridge in the host, App in the
+// view), in each browser engine:
+// - a host that follows the spec's flow literally: no ?csp=, the csp only in
+//   sandbox-resource-ready. The relay reloads its page once with the declared domains;
+// - a host that also injects its own policy into the view's HTML (a <meta> CSP): both apply;
+// - a host that keeps its views opaque (sandbox="allow-scripts allow-forms"), as it did with
+//   srcdoc on its own page.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  startProxy, startServer, startTlsServer, freePort, makeCertificate, bundleSdkHost, probeView, tempDir, javascript, tlsListen,
+} from './harness.mjs';
+import { launch, selectedEngines, until } from './engines.mjs';
+
+// A 1×1 transparent PNG, for the resource-domain probe.
+const PIXEL = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
+
+for (const engine of selectedEngines()) {
+  describe(`host shapes through the proxy (${engine})`, () => {
+    let browser, hostServer, outside, proxy, hostOrigin, proxyPort, adminPort, declared, outsidePort;
+    const hostPages = new Map();
+
+    before(async () => {
+      const hostPort = await freePort();
+      [proxyPort, adminPort] = [await freePort(), await freePort()];
+      hostOrigin = `http://host.localhost:${hostPort}`;
+      const cert = makeCertificate(tempDir(), ['chat.sandbox.test', '*.chat.sandbox.test']);
+      proxy = await startProxy(`admin_listen = "127.0.0.1:${adminPort}"\n${tlsListen(proxyPort, cert)}
+[[hosts]]
+origin = "${hostOrigin}"
+sandbox = "chat.sandbox.test:${proxyPort}"
+per_server_subdomains = true
+`);
+      // What the view reaches beyond the sandbox, over https (WebKit blocks plain http from an
+      // https page): an API, a CDN, and a name declared in a form the service drops.
+      const outsideCert = makeCertificate(tempDir(), ['api.outside.test', 'cdn.outside.test', 'dropped.outside.test']);
+      outside = await startTlsServer({
+        '/data': (req, res) => {
+          res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' });
+          res.end('{"ok":true}');
+        },
+        '/pixel.png': (req, res) => {
+          res.writeHead(200, { 'content-type': 'image/png' });
+          res.end(PIXEL);
+        },
+      }, outsideCert);
+      outsidePort = outside.port;
+      declared = {
+        connectDomains: [`https://api.outside.test:${outsidePort}`, `https://dropped.outside.test:${outsidePort}/data?x=1`],
+        resourceDomains: [`https://cdn.outside.test:${outsidePort}`],
+      };
+      const bundle = await bundleSdkHost();
+      hostServer = await startServer({
+        '/host': (req, res, url) => {
+          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+          res.end(hostPages.get(url.searchParams.get('case')));
+        },
+        '/sdk-host.js': javascript(bundle),
+      }, hostPort);
+      browser = await launch(engine, { spki: [cert.spki, outsideCert.spki] });
+    });
+
+    after(async () => {
+      await browser?.close();
+      await hostServer?.close();
+      await outside?.close();
+      assert.equal(await proxy?.stop(), 0, 'the proxy exits 0 on SIGTERM');
+    });
+
+    const probe = () => ({
+      connect: `https://api.outside.test:${outsidePort}/data`,
+      resource: `https://cdn.outside.test:${outsidePort}/pixel.png`,
+      dropped: `https://dropped.outside.test:${outsidePort}/data`,
+    });
+
+    async function upgrades() {
+      const text = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith(`mcp_sandbox_proxy_policy_upgrades_total{host="${hostOrigin}"}`));
+      return Number(line.split(' ').pop());
+    }
+
+    /** Runs the SDK host with `config` on a fresh page; what the view reported through tools/call. */
+    async function run(t, name, config) {
+      const label = `${name.replace(/\W+/g, '-')}-${Math.random().toString(16).slice(2, 8)}`;
+      const proxyUrl = `https://${label}.chat.sandbox.test:${proxyPort}/sandbox.html`;
+      hostPages.set(name, `<!doctype html><title>${name}</title><body>
+<script>window.HOST_CONFIG = ${JSON.stringify({ proxyUrl, firstTime: 'first', secondTime: 'second', ...config }).replaceAll('</', '<\\/')};</script>
+<script type="module" src="/sdk-host.js"></script></body>`);
+      const page = await browser.newPage();
+      t.after(async () => {
+        if (t.passed === false) t.diagnostic(page.console.join('\n'));
+        await page.close();
+      });
+      await page.goto(`${hostOrigin}/host?case=${encodeURIComponent(name)}`);
+      const report = await until(async () => {
+        const host = await page.evaluate(() => window.host);
+        return host?.calls.find((c) => c.name === 'report');
+      }, `the view's report (${name})`, 30_000);
+      return { page, report: report.arguments, host: await page.evaluate(() => window.host) };
+    }
+
+    it('a host that sends the csp only in sandbox-resource-ready: the relay reloads once, and the view reaches what it declared', { timeout: 90_000 }, async (t) => {
+      const before = await upgrades();
+      const viewHtml = await probeView(probe());
+      const { report, host, page } = await run(t, 'spec-literal', { viewHtml, csp: declared, cspInQuery: false });
+      assert.deepEqual(
+        { connect: report.connect, resource: report.resource, dropped: report.dropped },
+        { connect: 'ok', resource: 'ok', dropped: 'blocked' },
+        'the declared domains are reached; the one the service drops stays blocked',
+      );
+      assert.equal(host.initialized, true);
+      assert.equal(host.proxyReadyCount, 1, 'the host hears sandbox-proxy-ready once, not again after the reload');
+      assert.equal(await upgrades(), before + 1, 'the reload is counted');
+      // The proxy frame now carries the declared domains in its own URL, and no kept-resource
+      // fragment: its predecessor's sessionStorage entry was taken and deleted.
+      const proxyFrame = (await page.frames()).find((f) => f.url.includes('.chat.sandbox.test'));
+      const url = new URL(proxyFrame.url);
+      assert.equal(url.searchParams.get('upgrade'), '1');
+      assert.deepEqual(JSON.parse(url.searchParams.get('csp')), declared);
+      assert.equal(url.hash, '');
+      const kept = await proxyFrame.evaluate(() => Object.keys(sessionStorage).filter((k) => k.startsWith('mcp-sandbox-proxy:')));
+      assert.deepEqual(kept, [], 'nothing is left in sessionStorage');
+    });
+
+    it('a host that passes ?csp= itself: no reload, even for a domain the service dropped', { timeout: 90_000 }, async (t) => {
+      const before = await upgrades();
+      const viewHtml = await probeView(probe());
+      const { report, host } = await run(t, 'csp-in-query', { viewHtml, csp: declared });
+      assert.deepEqual(
+        { connect: report.connect, resource: report.resource, dropped: report.dropped },
+        { connect: 'ok', resource: 'ok', dropped: 'blocked' },
+      );
+      assert.equal(host.proxyReadyCount, 1);
+      assert.equal(await upgrades(), before, 'no reload');
+    });
+
+    it('a host that injects its own <meta> CSP into the view: both policies apply', { timeout: 90_000 }, async (t) => {
+      // The host sanitized the resource's domains into its own policy and, for its own reasons,
+      // allows no images from the CDN: the service's header allows them, the host's does not.
+      const meta = `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; connect-src https://api.outside.test:${outsidePort}; img-src 'none'">`;
+      const viewHtml = await probeView(probe(), meta);
+      const { report } = await run(t, 'meta-csp', { viewHtml, csp: declared, cspInQuery: false });
+      assert.deepEqual(
+        { connect: report.connect, resource: report.resource, dropped: report.dropped },
+        { connect: 'ok', resource: 'blocked', dropped: 'blocked' },
+        'connect works (both allow it); the image is blocked by the host\'s own policy',
+      );
+    });
+
+    it('a host that keeps the view opaque (allow-scripts allow-forms): a separate origin, the policy, and the SDK round trip', { timeout: 90_000 }, async (t) => {
+      const viewHtml = await probeView(probe());
+      const { report, host } = await run(t, 'opaque', {
+        viewHtml, csp: declared, cspInQuery: false, sandbox: 'allow-scripts allow-forms',
+      });
+      assert.deepEqual(
+        { connect: report.connect, resource: report.resource, dropped: report.dropped, origin: report.origin },
+        { connect: 'ok', resource: 'ok', dropped: 'blocked', origin: 'null' },
+      );
+      assert.equal(host.initialized, true);
+    });
+  });
+}

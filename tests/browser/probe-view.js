@@ -1,0 +1,34 @@
+// A view built on the real MCP Apps SDK (`App`) that probes what its policy lets it reach and
+// tells the host through a tools/call: the page sets window.PROBE = {connect, resource, dropped}
+// (URLs), and every fetch or image load is reported as 'ok' or 'blocked'.
+import { App } from '@modelcontextprotocol/ext-apps';
+
+const probe = window.PROBE;
+const results = (window.results = {});
+
+async function fetched(url) {
+  try {
+    const response = await fetch(url);
+    return response.ok ? 'ok' : `status ${response.status}`;
+  } catch {
+    return 'blocked';
+  }
+}
+
+function imageLoads(url) {
+  return new Promise((resolve) => {
+    const image = new Image();
+    image.onload = () => resolve('ok');
+    image.onerror = () => resolve('blocked');
+    image.src = url;
+  });
+}
+
+const app = new App({ name: 'probe view', version: '1.0.0' });
+await app.connect();
+results.connect = await fetched(probe.connect);
+results.resource = await imageLoads(probe.resource);
+results.dropped = probe.dropped ? await fetched(probe.dropped) : 'not probed';
+results.origin = self.origin;
+document.body.dataset.done = 'true';
+await app.callServerTool({ name: 'report', arguments: results });
