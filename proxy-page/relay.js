@@ -2,7 +2,8 @@
 //
 // The server rendered this page for exactly one host origin and put it, with the view policy it
 // applied, in #sandbox-config. Everything here follows from that: trust only that origin, mount
-// one view, relay JSON-RPC both ways unchanged, keep the reserved sandbox-* messages to ourselves.
+// one view, relay JSON-RPC both ways unchanged (or, for a host whose operator opted in, any
+// message), keep the reserved sandbox-* messages to ourselves.
 (function () {
   'use strict';
 
@@ -42,6 +43,9 @@
 
   var config = readConfig();
   var hostOrigin = config.hostOrigin;
+  // The operator's per-host opt-in (relay_messages = "any"): views and host that speak a wire
+  // of their own. Only what is relayed changes; whom messages come from and go to does not.
+  var anyMessages = config.messages === 'any';
   var view = null;          // the inner <iframe>, once a resource is mounted in it
   var viewTarget = null;    // targetOrigin for posts to the view: our origin, or '*' when opaque
   var viewDocument = null;  // the document we wrote, for a same-origin view
@@ -184,26 +188,34 @@
       (data.method === undefined || typeof data.method === 'string');
   }
 
+  // spec: ui/notifications/sandbox-* are between proxy and host. Under any wire, so is anything
+  // that names such a method, JSON-RPC or not, and a bare string that is one.
   function isReserved(data) {
-    return typeof data.method === 'string' && data.method.indexOf(RESERVED_PREFIX) === 0;
+    var method = data !== null && typeof data === 'object' ? data.method : data;
+    return typeof method === 'string' && method.indexOf(RESERVED_PREFIX) === 0;
+  }
+
+  // Whether a message other than the proxy's own may pass: JSON-RPC, or anything if opted in.
+  function mayRelay(data, from) {
+    if (isJsonRpc(data) || anyMessages) return true;
+    console.warn('[sandbox] dropped a non-JSON-RPC message from the ' + from + ' (the operator can ' +
+      'allow any message for this host: relay_messages = "any")');
+    return false;
   }
 
   function fromHost(data) {
-    if (!isJsonRpc(data)) {
-      console.warn('[sandbox] dropped a non-JSON-RPC message from the host');
-      return;
-    }
-    if (data.method === RESOURCE_READY) {
+    if (isJsonRpc(data) && data.method === RESOURCE_READY) {
       // spec: resource-ready is for the proxy; it is never relayed. A later one replaces the
       // view (a host re-renders a resource whose HTML changed): one view at a time, always.
       mount(data.params, false);
       return;
     }
     if (isReserved(data)) {
-      console.warn('[sandbox] dropped ' + data.method + ' from the host: reserved for the proxy');
+      console.warn('[sandbox] dropped a ' + RESERVED_PREFIX + '* message from the host: reserved for the proxy');
       return;
     }
-    followTheme(data);
+    if (!mayRelay(data, 'host')) return;
+    if (isJsonRpc(data)) followTheme(data);
     if (!viewListening) {
       hold(data);
       return;
@@ -224,15 +236,12 @@
   }
 
   function fromView(data) {
-    if (!isJsonRpc(data)) {
-      console.warn('[sandbox] dropped a non-JSON-RPC message from the view');
-      return;
-    }
     // spec: ui/notifications/sandbox-* are between proxy and host; a view may not forge them.
     if (isReserved(data)) {
-      console.warn('[sandbox] dropped ' + data.method + ' from the view: reserved for the proxy');
+      console.warn('[sandbox] dropped a ' + RESERVED_PREFIX + '* message from the view: reserved for the proxy');
       return;
     }
+    if (!mayRelay(data, 'view')) return;
     if (!viewListening) {
       // The view's first message shows it is listening: deliver what the host sent early.
       viewListening = true;

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use http::{Request, header};
 
-use crate::config::{Config, Loaded};
+use crate::config::{Config, Loaded, RelayMessages};
 use crate::server::Server;
 use crate::service::Service;
 use crate::telemetry::LogFormat;
@@ -163,6 +163,7 @@ fn announce(config: &Config, server: &Server) {
             sandbox = %host.sandbox,
             per_server_subdomains = host.per_server_subdomains,
             view_opt_ins = %host.view_opt_ins.names(),
+            relay_messages = host.relay_messages.name(),
             "host"
         );
     }
@@ -235,6 +236,16 @@ fn check(path: &Path) -> ExitCode {
             "opt-in: views of {} also get {}",
             host.origin,
             host.view_opt_ins.describe()
+        );
+    }
+    for host in config
+        .hosts
+        .iter()
+        .filter(|h| h.relay_messages == RelayMessages::Any)
+    {
+        println!(
+            "opt-in: views of {} exchange any message with the host, not only JSON-RPC (relay_messages = \"any\")",
+            host.origin
         );
     }
     if let Some(files) = &config.tls {

@@ -79,6 +79,30 @@ pub struct HostEntry {
     pub cache_max_age: Duration,
     /// What the operator adds to this host's view policies (`view_opt_ins`); none by default.
     pub view_opt_ins: OptIns,
+    /// Which messages the relay forwards between this host and its views (`relay_messages`).
+    pub relay_messages: RelayMessages,
+}
+
+/// Which messages the relay forwards between a host and its view.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RelayMessages {
+    /// JSON-RPC 2.0 objects only, as the spec says: anything else is dropped with a warning.
+    #[default]
+    JsonRpc,
+    /// Any message, unchanged: for hosts whose views speak a wire of their own. Still pinned
+    /// to the host's origin and the one view, and `ui/notifications/sandbox-*` still stays
+    /// between host and proxy.
+    Any,
+}
+
+impl RelayMessages {
+    /// The name the config and the page use.
+    pub fn name(self) -> &'static str {
+        match self {
+            RelayMessages::JsonRpc => "json-rpc",
+            RelayMessages::Any => "any",
+        }
+    }
 }
 
 /// Every limit has a default safe for a service on the internet.
@@ -855,6 +879,7 @@ impl<'a> Walker<'a> {
                 "per_server_subdomains",
                 "cache_max_age",
                 "view_opt_ins",
+                "relay_messages",
             ],
         );
         let cache_max_age = match table.get("cache_max_age") {
@@ -879,13 +904,32 @@ impl<'a> Walker<'a> {
             None => Some(OptIns::default()),
             Some(v) => self.opt_ins(v, &join(&prefix, "view_opt_ins")),
         };
+        let relay_messages = match table.get("relay_messages") {
+            None => Some(RelayMessages::default()),
+            Some(v) => self.relay_messages(v, &join(&prefix, "relay_messages")),
+        };
         Some(HostEntry {
             origin: origin?,
             sandbox: sandbox?,
             per_server_subdomains,
             cache_max_age: cache_max_age?,
             view_opt_ins: view_opt_ins?,
+            relay_messages: relay_messages?,
         })
+    }
+
+    fn relay_messages(&mut self, value: &Value<'_>, key: &str) -> Option<RelayMessages> {
+        match self.string(value, key)? {
+            "json-rpc" => Some(RelayMessages::JsonRpc),
+            "any" => Some(RelayMessages::Any),
+            other => {
+                let message = format!(
+                    "\"{other}\" is not a choice: \"json-rpc\" (the spec's, the default) or \"any\" (a host whose views speak a wire of their own)"
+                );
+                self.error_at(value, key, message);
+                None
+            }
+        }
     }
 
     /// A host's view opt-ins: a list of their names, each known.

@@ -7,6 +7,7 @@
 use bytes::{BufMut, Bytes, BytesMut};
 use serde_json::{Value, json};
 
+use crate::config::RelayMessages;
 use crate::csp::{DomainList, ViewPolicy};
 use crate::origin::Origin;
 
@@ -43,9 +44,9 @@ impl PageTemplate {
         &self,
         host: &Origin,
         policy: &ViewPolicy,
-        max_query_bytes: usize,
+        relay: &RelaySettings,
     ) -> Bytes {
-        let config = script_safe_json(&page_config(host, policy, max_query_bytes));
+        let config = script_safe_json(&page_config(host, policy, relay));
         let mut out = BytesMut::with_capacity(self.before.len() + config.len() + self.after.len());
         out.put_slice(&self.before);
         out.put_slice(config.as_bytes());
@@ -54,10 +55,17 @@ impl PageTemplate {
     }
 }
 
-/// What the relay needs to know: whom to trust, what the header allows, and how long a query
-/// the service takes (for the relay's own `?csp=`). Each datum once: the policy itself is the
-/// page's header, not repeated here.
-fn page_config(host: &Origin, policy: &ViewPolicy, max_query_bytes: usize) -> Value {
+/// What the relay does beyond the spec's defaults, as the host entry and limits set it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RelaySettings {
+    /// The longest query the service takes, for the relay's own `?csp=`.
+    pub(crate) max_query_bytes: usize,
+    pub(crate) messages: RelayMessages,
+}
+
+/// What the relay needs to know: whom to trust, what the header allows, and its settings.
+/// Each datum once: the policy itself is the page's header, not repeated here.
+fn page_config(host: &Origin, policy: &ViewPolicy, relay: &RelaySettings) -> Value {
     let applied = policy.domains.as_ref().map(|domains| {
         let mut lists = serde_json::Map::new();
         for list in DomainList::ALL {
@@ -77,7 +85,8 @@ fn page_config(host: &Origin, policy: &ViewPolicy, max_query_bytes: usize) -> Va
         "applied": applied,
         "dropped": dropped,
         "droppedCount": policy.dropped.len(),
-        "maxQueryBytes": max_query_bytes,
+        "maxQueryBytes": relay.max_query_bytes,
+        "messages": relay.messages.name(),
     })
 }
 

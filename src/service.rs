@@ -13,12 +13,12 @@ use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 
 use crate::compress::{self, Encoding};
-use crate::config::{Config, HostEntry};
+use crate::config::{Config, HostEntry, RelayMessages};
 use crate::csp::{Dropped, OptIns, QueryError, policy_for_query};
 use crate::io::head::{MAX_FIELDS, REFUSAL_FIELD, REQUEST_LINE_SLACK, Refusal};
 use crate::metrics::{HostCounters, Metrics};
 use crate::origin::{Embedder, Origin, is_dns_label, split_host_port};
-use crate::page::PageTemplate;
+use crate::page::{PageTemplate, RelaySettings};
 use crate::telemetry::LogBudget;
 
 pub use crate::body::Body;
@@ -62,6 +62,7 @@ struct Host {
     cacheable: bool,
     /// What the operator adds to every view policy of this host.
     opt_ins: OptIns,
+    relay_messages: RelayMessages,
 }
 
 /// A page and the headers that depend on its query, built once; its compressed forms are made
@@ -417,7 +418,11 @@ impl Service {
             // visible ASCII only. Refuse rather than send a page without its policy.
             return Err("the declared domains cannot form a header".to_owned());
         };
-        let body = self.page.render(origin, &policy, self.max_query_bytes);
+        let relay = RelaySettings {
+            max_query_bytes: self.max_query_bytes,
+            messages: host.relay_messages,
+        };
+        let body = self.page.render(origin, &policy, &relay);
         let tag = page_tag(&body, &csp);
         let page = Arc::new(RenderedPage {
             brotli: OnceLock::new(),
@@ -609,6 +614,7 @@ impl Host {
             cacheable: max_age > 0,
             cache_control,
             opt_ins: entry.view_opt_ins.clone(),
+            relay_messages: entry.relay_messages,
         }
     }
 }

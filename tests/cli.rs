@@ -289,7 +289,8 @@ fn check_and_headers_show_a_host_s_view_opt_ins() {
         dir.path(),
         "listen = \"127.0.0.1:8443\"\n[[hosts]]\norigin = \"https://chat.example.com\"\nsandbox = \"chat.sandbox.test\"\n\
          view_opt_ins = [\"worker-blob\", \"wasm-unsafe-eval\"]\n\
-         [[hosts]]\norigin = \"https://other.example.com\"\nsandbox = \"other.sandbox.test\"\n",
+         [[hosts]]\norigin = \"https://other.example.com\"\nsandbox = \"other.sandbox.test\"\n\
+         [[hosts]]\norigin = \"https://wire.example.com\"\nsandbox = \"wire.sandbox.test\"\nrelay_messages = \"any\"\n",
     );
     let out = run(&["check", "--config", &config]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -302,7 +303,8 @@ fn check_and_headers_show_a_host_s_view_opt_ins() {
         lines,
         [
             "opt-in: views of https://chat.example.com also get worker-blob (worker-src 'self' blob:), \
-          wasm-unsafe-eval ('wasm-unsafe-eval' in script-src)"
+          wasm-unsafe-eval ('wasm-unsafe-eval' in script-src)",
+            "opt-in: views of https://wire.example.com exchange any message with the host, not only JSON-RPC (relay_messages = \"any\")"
         ]
     );
     let csp = |sandbox: &str| {

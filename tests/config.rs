@@ -266,7 +266,7 @@ fn unknown_keys_are_errors_with_the_near_miss() {
         host("https://a.example.com", "s.example.net")
     );
     assert!(errors(&text)[0].contains(
-        "(known keys: origin, sandbox, per_server_subdomains, cache_max_age, view_opt_ins)"
+        "(known keys: origin, sandbox, per_server_subdomains, cache_max_age, view_opt_ins, relay_messages)"
     ));
 }
 
@@ -763,5 +763,41 @@ fn a_hosts_dir_must_exist_and_some_file_must_hold_a_host() {
             "{}: has no [[hosts]] entry: it adds nothing",
             dir.path().join("hosts.d").join("a.toml").display()
         )]
+    );
+}
+
+#[test]
+fn relay_messages_is_json_rpc_unless_the_operator_says_any() {
+    let loaded = Config::parse(
+        "c.toml",
+        &format!(
+            "{}relay_messages = \"any\"\n",
+            host("https://a.example.com", "a.sandbox.test")
+        ),
+        Path::new("/etc/p"),
+    )
+    .unwrap();
+    assert_eq!(
+        loaded.config.hosts[0].relay_messages,
+        mcp_sandbox_proxy::config::RelayMessages::Any
+    );
+    let default = Config::parse(
+        "c.toml",
+        &host("https://a.example.com", "a.sandbox.test"),
+        Path::new("/etc/p"),
+    )
+    .unwrap();
+    assert_eq!(
+        default.config.hosts[0].relay_messages,
+        mcp_sandbox_proxy::config::RelayMessages::JsonRpc
+    );
+    assert_eq!(
+        errors(&format!(
+            "{}relay_messages = \"mcp-ui\"\n",
+            host("https://a.example.com", "a.sandbox.test")
+        )),
+        [
+            "c.toml:5: hosts[0].relay_messages \"mcp-ui\" is not a choice: \"json-rpc\" (the spec's, the default) or \"any\" (a host whose views speak a wire of their own)"
+        ]
     );
 }
