@@ -53,6 +53,7 @@
   var viewListening = false;
   var held = [];
   var violations = 0;
+  var hinted = {};          // the opt-ins already named to this view's developer
   var upgrading = null;     // the key of the resource kept for this page's reload, while it runs
 
   function readConfig() {
@@ -84,6 +85,7 @@
   reportDroppedSources();
   window.addEventListener('message', onMessage);
   window.addEventListener('pagehide', onPageHide);
+  document.addEventListener('securitypolicyviolation', onOwnViolation);
   var kept = takeKeptResource();
   if (kept) {
     // This page is the relay's own reload: the host already had its ready notification and
@@ -291,6 +293,7 @@
     viewListening = false;
     held = [];
     violations = 0;
+    hinted = {};
   }
 
   // `reloaded`: the resource was kept across this page's own reload, which must not happen twice.
@@ -643,24 +646,57 @@
     if (unlisted > 0) console.warn('[sandbox] ... and ' + unlisted + ' more dropped entries');
   }
 
+  // Some refusals are not about domains: the operator can allow them per host (view_opt_ins in
+  // docs/configuration.md). Name the one that would, once per view, rather than leave the
+  // developer with the browser's bare "refused to evaluate".
+  var OPT_IN_HINTS = [
+    { blocked: 'eval', opt: 'unsafe-eval', what: 'eval or new Function' },
+    { blocked: 'wasm-eval', opt: 'wasm-unsafe-eval', what: 'WebAssembly compilation' },
+    { blocked: 'blob', directive: 'worker-src', opt: 'worker-blob', what: 'a worker from a blob: URL' },
+    { blocked: 'blob', directive: 'img-src', opt: 'blob-media', what: 'a blob: image' },
+    { blocked: 'blob', directive: 'media-src', opt: 'blob-media', what: 'blob: media' }
+  ];
+
+  function hintAtOptIn(directive, blockedURI) {
+    var blocked = String(blockedURI || '').replace(/:.*$/, '');
+    OPT_IN_HINTS.forEach(function (hint) {
+      if (hint.blocked !== blocked || (hint.directive && hint.directive !== directive) || hinted[hint.opt]) return;
+      hinted[hint.opt] = true;
+      console.warn('[sandbox] the view\'s policy refused ' + hint.what + ' (' + directive + '). The ' +
+        'operator can allow it for this host: view_opt_ins = ["' + hint.opt + '"] ' +
+        '(see "View opt-ins" in docs/configuration.md).');
+    });
+  }
+
   // CSP violations inside a same-origin view are seen here and passed to the host under the
   // reserved prefix, so a host can tell its user why something in the view did not load.
   function watchViolations(doc) {
-    doc.addEventListener('securitypolicyviolation', function (e) {
-      // Only the browser's own reports: a view can dispatch a synthetic event.
-      if (!e.isTrusted || violations >= MAX_VIOLATIONS) return;
-      violations += 1;
-      postToHost({
-        jsonrpc: '2.0',
-        method: CSP_VIOLATION,
-        params: {
-          effectiveDirective: e.effectiveDirective,
-          blockedURI: e.blockedURI,
-          sourceFile: e.sourceFile,
-          lineNumber: e.lineNumber,
-          disposition: e.disposition
-        }
-      });
+    doc.addEventListener('securitypolicyviolation', reportViolation);
+  }
+
+  // WebKit reports a view's refused eval on this page's document, whose policy the view's
+  // document inherited, rather than on the view's (Chromium and Firefox use the view's). This
+  // page never evaluates code, so such a refusal while a view is mounted is the view's. Other
+  // refusals here (this page's favicon) are not.
+  function onOwnViolation(e) {
+    if (view && (e.blockedURI === 'eval' || e.blockedURI === 'wasm-eval')) reportViolation(e);
+  }
+
+  function reportViolation(e) {
+    // Only the browser's own reports: a view can dispatch a synthetic event.
+    if (!e.isTrusted || violations >= MAX_VIOLATIONS) return;
+    violations += 1;
+    hintAtOptIn(e.effectiveDirective, e.blockedURI);
+    postToHost({
+      jsonrpc: '2.0',
+      method: CSP_VIOLATION,
+      params: {
+        effectiveDirective: e.effectiveDirective,
+        blockedURI: e.blockedURI,
+        sourceFile: e.sourceFile,
+        lineNumber: e.lineNumber,
+        disposition: e.disposition
+      }
     });
   }
 })();

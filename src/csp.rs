@@ -50,10 +50,21 @@ pub enum OptIn {
     BlobMedia,
     /// `'wasm-unsafe-eval'` in `script-src`: WebAssembly compilation, and not JavaScript `eval`.
     WasmUnsafeEval,
+    /// `'unsafe-eval'` in `script-src`: `eval` and `new Function`, which some libraries and
+    /// example views (three.js scenes sent as code) build on. A view already runs any inline
+    /// script it carries, so eval adds little inside a cross-origin sandbox; but it also runs
+    /// strings the view receives (tool input, fetched text) as code, so it stays the operator's
+    /// choice.
+    UnsafeEval,
 }
 
 impl OptIn {
-    pub const ALL: [OptIn; 3] = [OptIn::WorkerBlob, OptIn::BlobMedia, OptIn::WasmUnsafeEval];
+    pub const ALL: [OptIn; 4] = [
+        OptIn::WorkerBlob,
+        OptIn::BlobMedia,
+        OptIn::WasmUnsafeEval,
+        OptIn::UnsafeEval,
+    ];
 
     /// What it adds to a view policy.
     pub fn adds(self) -> &'static str {
@@ -61,6 +72,7 @@ impl OptIn {
             OptIn::WorkerBlob => "worker-src 'self' blob:",
             OptIn::BlobMedia => "blob: in img-src and media-src",
             OptIn::WasmUnsafeEval => "'wasm-unsafe-eval' in script-src",
+            OptIn::UnsafeEval => "'unsafe-eval' in script-src",
         }
     }
 
@@ -70,6 +82,7 @@ impl OptIn {
             OptIn::WorkerBlob => "worker-blob",
             OptIn::BlobMedia => "blob-media",
             OptIn::WasmUnsafeEval => "wasm-unsafe-eval",
+            OptIn::UnsafeEval => "unsafe-eval",
         }
     }
 }
@@ -475,6 +488,11 @@ fn template(d: &Domains, opt_ins: &OptIns, spec_default: bool) -> String {
             }
         };
     let none = BTreeSet::new();
+    let eval = if opt_ins.has(OptIn::UnsafeEval) {
+        "'unsafe-eval'"
+    } else {
+        ""
+    };
     let wasm = if opt_ins.has(OptIn::WasmUnsafeEval) {
         "'wasm-unsafe-eval'"
     } else {
@@ -491,7 +509,7 @@ fn template(d: &Domains, opt_ins: &OptIns, spec_default: bool) -> String {
         directive("default-src", &["'none'"], &none, "");
         directive(
             "script-src",
-            &["'self'", "'unsafe-inline'", wasm],
+            &["'self'", "'unsafe-inline'", eval, wasm],
             &none,
             "",
         );
@@ -510,7 +528,7 @@ fn template(d: &Domains, opt_ins: &OptIns, spec_default: bool) -> String {
     directive("default-src", &["'none'"], &none, "");
     directive(
         "script-src",
-        &["'self'", "'unsafe-inline'", wasm],
+        &["'self'", "'unsafe-inline'", eval, wasm],
         &d.resource,
         "",
     );

@@ -21,6 +21,7 @@ pub(crate) struct HostCounters {
     by_status: [AtomicU64; STATUSES.len()],
     dropped_csp_entries: AtomicU64,
     policy_upgrades: AtomicU64,
+    embedder_mismatches: AtomicU64,
 }
 
 impl HostCounters {
@@ -34,6 +35,11 @@ impl HostCounters {
 
     pub(crate) fn count_dropped(&self, entries: usize) {
         self.dropped_csp_entries.fetch_add(entries as u64, Relaxed);
+    }
+
+    /// A page framed, as its request said, by another origin than the one it is pinned to.
+    pub(crate) fn count_embedder_mismatch(&self) {
+        self.embedder_mismatches.fetch_add(1, Relaxed);
     }
 
     /// A page the relay asked for again, with the domains its resource declared.
@@ -200,11 +206,25 @@ impl Metrics {
             "counter",
             "Pages the relay reloaded with the ?csp= its resource declared (the host sent the csp only in sandbox-resource-ready).",
         );
-        for (origin, counters) in all_hosts {
+        for (origin, counters) in all_hosts.clone() {
             let value = counters.policy_upgrades.load(Relaxed);
             let _ = writeln!(
                 out,
                 "{PREFIX}_policy_upgrades_total{{host=\"{}\"}} {value}",
+                escape(origin)
+            );
+        }
+        header(
+            &mut out,
+            "embedder_mismatches_total",
+            "counter",
+            "Page requests framed by another origin than the page's host (the browser refuses the frame).",
+        );
+        for (origin, counters) in all_hosts {
+            let value = counters.embedder_mismatches.load(Relaxed);
+            let _ = writeln!(
+                out,
+                "{PREFIX}_embedder_mismatches_total{{host=\"{}\"}} {value}",
                 escape(origin)
             );
         }

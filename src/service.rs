@@ -32,6 +32,8 @@ const MAX_DROPPED_LOGGED: usize = 16;
 
 /// Dropped-entry lines per second across all requests; the rest are counted in metrics only.
 static DROPPED_LOG_BUDGET: LogBudget = LogBudget::new(20);
+/// Mismatched-embedder lines per second, in all: a misconfigured host reloads its pages often.
+static EMBEDDER_LOG_BUDGET: LogBudget = LogBudget::new(5);
 
 // The referrer a view's requests carry: the sandbox origin only, and nothing over http.
 // `no-referrer` would break referrer-bound APIs (map tiles, some CDNs) that views use; the
@@ -78,6 +80,8 @@ struct RenderedPage {
     /// Names the page's bytes and policy: the base of every form's `ETag`.
     tag: u64,
     dropped: Vec<Dropped>,
+    /// The one origin allowed to frame this page (`frame-ancestors`), as browsers serialize it.
+    embedder: String,
 }
 
 /// One form of a page, with its `Content-Length`, its strong `ETag`, and its answer's headers
@@ -431,6 +435,7 @@ impl Service {
             csp,
             tag,
             dropped: policy.dropped,
+            embedder: origin.to_string(),
         });
         self.pages.insert(index, query, &page);
         Ok(page)
@@ -461,6 +466,10 @@ impl Service {
             Err(reason) => return error(StatusCode::BAD_REQUEST, &reason),
         };
         log_dropped(host, &page.dropped);
+        if let Some(framer) = foreign_framer(req, &page.embedder) {
+            host.counters.count_embedder_mismatch();
+            log_embedder_mismatch(host, &page.embedder, &framer);
+        }
         if is_policy_upgrade(req.uri().query()) {
             host.counters.count_policy_upgrade();
         }
@@ -687,6 +696,48 @@ fn strip_port(authority: &str, default_port: u16) -> &str {
         }
         _ => authority,
     }
+}
+
+/// The origin framing this page request, when it is not the one the page is pinned to: the
+/// browser will refuse the frame (`frame-ancestors`), and the host developer sees only a blank
+/// frame. Fetch metadata says the page is being framed (`Sec-Fetch-Dest: iframe`), and the
+/// `Referer`, which browsers cut to the framing page's origin across origins, names the framer.
+/// A request without either says nothing, and a same-origin one is the relay reloading itself.
+fn foreign_framer<B>(req: &Request<B>, embedder: &str) -> Option<String> {
+    let headers = req.headers();
+    let destination = headers.get("sec-fetch-dest")?.as_bytes();
+    if destination != b"iframe" && destination != b"frame" {
+        return None;
+    }
+    if headers
+        .get("sec-fetch-site")
+        .is_some_and(|site| site.as_bytes() == b"same-origin")
+    {
+        return None;
+    }
+    let referer = headers.get(header::REFERER)?.to_str().ok()?;
+    let framer = url::Url::parse(referer).ok()?.origin();
+    if !framer.is_tuple() {
+        return None;
+    }
+    let framer = framer.ascii_serialization();
+    (framer != embedder).then_some(framer)
+}
+
+fn log_embedder_mismatch(host: &Host, embedder: &str, framer: &str) {
+    if !EMBEDDER_LOG_BUDGET.allow() {
+        return;
+    }
+    let suppressed = EMBEDDER_LOG_BUDGET.take_suppressed();
+    // SECURITY: the Referer is the client's to write; it is logged as a value, escaped by the
+    // log format, and never reaches an answer.
+    tracing::warn!(
+        host = %host.origin,
+        configured = embedder,
+        framed_by = framer,
+        suppressed,
+        "a page was framed by an origin this sandbox does not serve: the browser refuses the frame (frame-ancestors), and the host page shows it blank"
+    );
 }
 
 /// Whether the relay asked for this page: it reloads its own page once, marked so, when a

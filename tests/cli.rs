@@ -55,6 +55,8 @@ fn check_accepts_a_good_file() {
         "{}",
         text(&out.stdout)
     );
+    // Results on standard output, errors (none here) on standard error: as configuration.md says.
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
 }
 
 #[test]

@@ -527,7 +527,7 @@ fn view_opt_ins_are_off_by_default_and_only_known_names_are_taken() {
     for (value, message) in [
         (
             "[\"worker-blob\", \"unsafe-eval-please\"]",
-            "c.toml:5: hosts[0].view_opt_ins[1] \"unsafe-eval-please\" is not a view opt-in (known: worker-blob, blob-media, wasm-unsafe-eval)",
+            "c.toml:5: hosts[0].view_opt_ins[1] \"unsafe-eval-please\" is not a view opt-in (known: worker-blob, blob-media, wasm-unsafe-eval, unsafe-eval)",
         ),
         (
             "[1]",
@@ -800,4 +800,13 @@ fn relay_messages_is_json_rpc_unless_the_operator_says_any() {
             "c.toml:5: hosts[0].relay_messages \"mcp-ui\" is not a choice: \"json-rpc\" (the spec's, the default) or \"any\" (a host whose views speak a wire of their own)"
         ]
     );
+}
+
+#[test]
+fn the_local_development_config_loads_without_warnings() {
+    let loaded = Config::load(Path::new("config/local.toml")).unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let host = &loaded.config.hosts[0];
+    assert_eq!(host.origin.to_string(), "http://localhost:9300");
+    assert!(host.per_server_subdomains);
 }

@@ -298,7 +298,7 @@ fn each_opt_in_adds_exactly_its_sources_and_nothing_without_one() {
     assert_eq!(
         ViewPolicy::from_declared(&declared, &all).header(),
         "default-src 'none'; \
-         script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval' https://cdn.example.com; \
+         script-src 'self' 'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval' https://cdn.example.com; \
          style-src 'self' 'unsafe-inline' https://cdn.example.com; \
          connect-src 'self'; \
          img-src 'self' data: blob: https://cdn.example.com; \
@@ -309,7 +309,7 @@ fn each_opt_in_adds_exactly_its_sources_and_nothing_without_one() {
     );
     assert_eq!(
         policy_for_query(None, 16384, &all).unwrap().header(),
-        "default-src 'none'; script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'; \
+        "default-src 'none'; script-src 'self' 'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval'; \
          style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; \
          media-src 'self' data: blob:; worker-src 'self' blob:; connect-src 'none'; \
          object-src 'none'; frame-src 'none'; base-uri 'self'"
@@ -327,12 +327,14 @@ fn each_opt_in_adds_exactly_its_sources_and_nothing_without_one() {
             OptIn::WorkerBlob => &["worker-src", "blob:"],
             OptIn::BlobMedia => &["blob:", "blob:"],
             OptIn::WasmUnsafeEval => &["'wasm-unsafe-eval'"],
+            OptIn::UnsafeEval => &["'unsafe-eval'"],
         };
         assert_eq!(added, expected, "{}", opt_in.name());
     }
-    // `eval` itself is never among them, nor any keyword a view's domains could smuggle in.
+    // Without the eval opt-in, `eval` is never in a policy, whatever else is on.
+    let all_but_eval = OptIns::new(OptIn::ALL.into_iter().filter(|o| *o != OptIn::UnsafeEval));
     assert!(
-        !ViewPolicy::from_declared(&declared, &all)
+        !ViewPolicy::from_declared(&declared, &all_but_eval)
             .header()
             .contains("'unsafe-eval'")
     );

@@ -921,3 +921,83 @@ fn a_page_the_relay_asks_for_again_is_counted_and_carries_the_query_limit() {
         "mcp_sandbox_proxy_policy_upgrades_total{host=\"https://studio.example.com\"} 0\n"
     ));
 }
+
+#[test]
+fn a_page_framed_by_another_origin_is_served_and_counted() {
+    let metrics = mcp_sandbox_proxy::metrics::Metrics::new();
+    let service = Service::with_metrics(&config(TWO_HOSTS), &metrics);
+    let framed = |headers: &[(&str, &str)]| {
+        let mut req = request(Method::GET, "chat.sandbox.test", "/sandbox.html");
+        for (name, value) in headers {
+            req.headers_mut().insert(
+                http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                http::HeaderValue::from_str(value).unwrap(),
+            );
+        }
+        let answer = service.handle(&req);
+        assert_eq!(answer.status(), StatusCode::OK, "{headers:?}");
+    };
+    let iframe = ("sec-fetch-dest", "iframe");
+    let cross_site = ("sec-fetch-site", "cross-site");
+    // Framed by another origin (scheme, port or name): counted; the browser refuses the frame.
+    framed(&[
+        iframe,
+        cross_site,
+        ("referer", "http://chat.example.com/app"),
+    ]);
+    framed(&[
+        iframe,
+        cross_site,
+        ("referer", "https://chat.example.com:8443/"),
+    ]);
+    framed(&[iframe, cross_site, ("referer", "https://127.0.0.1/")]);
+    // Not counted: the configured origin; the relay reloading itself; a request that does not
+    // say it is framed, or does not say by whom; a Referer that is no URL.
+    framed(&[
+        iframe,
+        cross_site,
+        ("referer", "https://chat.example.com/c/42"),
+    ]);
+    framed(&[
+        iframe,
+        ("sec-fetch-site", "same-origin"),
+        ("referer", "https://chat.sandbox.test/sandbox.html"),
+    ]);
+    framed(&[
+        ("sec-fetch-dest", "document"),
+        cross_site,
+        ("referer", "https://evil.example/"),
+    ]);
+    framed(&[("referer", "https://evil.example/")]);
+    framed(&[iframe, cross_site]);
+    framed(&[iframe, cross_site, ("referer", "not a url")]);
+    let text = metrics.render();
+    assert!(
+        text.contains(
+            "mcp_sandbox_proxy_embedder_mismatches_total{host=\"https://chat.example.com\"} 3\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_local_development_config_serves_its_sandbox_and_per_server_labels() {
+    let loaded = Config::load(std::path::Path::new("config/local.toml")).unwrap();
+    let service = Service::new(&loaded.config);
+    for name in ["sandbox.localhost:8081", "0123abcd.sandbox.localhost:8081"] {
+        let answer = service.handle(&request(Method::GET, name, "/sandbox.html"));
+        assert_eq!(answer.status(), StatusCode::OK, "{name}");
+        let csp = answer.headers()[header::CONTENT_SECURITY_POLICY]
+            .to_str()
+            .unwrap();
+        assert!(
+            csp.ends_with("frame-ancestors http://localhost:9300"),
+            "{csp}"
+        );
+    }
+    // The name without its port, or loopback by number, is not the sandbox.
+    for name in ["localhost:8081", "127.0.0.1:8081", "sandbox.localhost"] {
+        let answer = service.handle(&request(Method::GET, name, "/sandbox.html"));
+        assert_eq!(answer.status(), StatusCode::MISDIRECTED_REQUEST, "{name}");
+    }
+}

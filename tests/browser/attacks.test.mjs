@@ -146,6 +146,11 @@ document.body.appendChild(f);
     }
     // The browser's own console line; WebKit's driver cannot read it (see engines.mjs).
     if (consoleKnown(engine)) assert.ok(page.console.some((m) => m.includes('frame-ancestors')), page.console.join('\n'));
+    // The operator sees it too: the request said who framed it (fetch metadata and Referer).
+    const warned = await until(() => proxy.logs.find((e) => e.framed_by === evilOrigin),
+      'the mismatched-embedder warning in the service log');
+    assert.equal(warned.configured, hostOrigin);
+    assert.match(warned.message, /framed by an origin this sandbox does not serve/);
   });
 
   it('the proxy refuses to run unframed', T, async (t) => {

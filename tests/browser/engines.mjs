@@ -48,12 +48,14 @@ const MINIBROWSER = process.env.MINIBROWSER || '/usr/lib/x86_64-linux-gnu/webkit
 /**
  * Launches `engine`. `spki`: certificate hashes Chromium trusts (the others accept the tests'
  * self-signed certificates); every host name reaches 127.0.0.1 (Chromium by its resolver
- * rules, the others through `loopbackProxy`).
+ * rules, the others through `loopbackProxy`). `webgl`: pages need WebGL, which headless Firefox
+ * has no driver for without a GPU; it then runs under Xvfb (Mesa's software renderer), as
+ * WebKit always does. Chromium has its own software renderer.
  */
-export async function launch(engine, { spki = [] } = {}) {
+export async function launch(engine, { spki = [], webgl = false } = {}) {
   switch (engine) {
     case 'chromium': return launchChromium(spki);
-    case 'firefox': return launchFirefox();
+    case 'firefox': return launchFirefox(webgl);
     case 'webkit': return launchWebKit();
     default: throw new Error(`unknown engine ${engine}`);
   }
@@ -93,12 +95,14 @@ async function launchChromium(spki) {
   };
 }
 
-async function launchFirefox() {
+async function launchFirefox(webgl) {
   const proxy = await loopbackProxy();
+  const display = webgl ? await startXvfb() : null;
   const browser = await puppeteer.launch({
     browser: 'firefox',
     executablePath: FIREFOX,
-    headless: true,
+    headless: !display,
+    env: display ? { ...process.env, DISPLAY: display.name } : process.env,
     acceptInsecureCerts: true,
     extraPrefsFirefox: {
       'network.proxy.type': 1,
@@ -110,6 +114,8 @@ async function launchFirefox() {
       // A fake camera and microphone, granted without a prompt, for the permission tests.
       'media.navigator.streams.fake': true,
       'media.navigator.permission.disabled': true,
+      // Mesa's software renderer is on Firefox's blocklist: allowed, for the WebGL tests.
+      'webgl.force-enabled': webgl,
     },
   });
   return {
@@ -123,6 +129,7 @@ async function launchFirefox() {
     async close() {
       await browser.close();
       await proxy.close();
+      display?.stop();
     },
   };
 }

@@ -156,6 +156,31 @@ export async function probeView(probe, head = '') {
 <script type="module">${script}</script></body></html>`;
 }
 
+/**
+ * A loopback server for host pages on the SDK host (sdk-host.js): `page(name, config)` sets the
+ * page's HOST_CONFIG and returns its path.
+ */
+export async function startSdkHost(port) {
+  const bundle = await bundleSdkHost();
+  const pages = new Map();
+  const server = await startServer({
+    '/host': (req, res, url) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+      res.end(pages.get(url.searchParams.get('case')));
+    },
+    '/sdk-host.js': javascript(bundle),
+  }, port);
+  return {
+    ...server,
+    page(name, config) {
+      pages.set(name, `<!doctype html><title>${name}</title><body>
+<script>window.HOST_CONFIG = ${JSON.stringify(config).replaceAll('</', '<\\/')};</script>
+<script type="module" src="/sdk-host.js"></script></body>`);
+      return `/host?case=${encodeURIComponent(name)}`;
+    },
+  };
+}
+
 /** The @mcp-ui/client AppRenderer host (renderer-host.jsx), bundled as one ES module. */
 export async function bundleRendererHost() {
   return bundle('renderer-host.jsx');

@@ -9,7 +9,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  startProxy, startServer, startTlsServer, freePort, makeCertificate, bundleSdkHost, probeView, tempDir, javascript, tlsListen,
+  startProxy, startSdkHost, startTlsServer, freePort, makeCertificate, probeView, tempDir, tlsListen,
 } from './harness.mjs';
 import { launch, selectedEngines, until } from './engines.mjs';
 
@@ -19,7 +19,6 @@ const PIXEL = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQ
 for (const engine of selectedEngines()) {
   describe(`host shapes through the proxy (${engine})`, () => {
     let browser, hostServer, outside, proxy, hostOrigin, proxyPort, adminPort, declared, outsidePort;
-    const hostPages = new Map();
 
     before(async () => {
       const hostPort = await freePort();
@@ -50,14 +49,7 @@ per_server_subdomains = true
         connectDomains: [`https://api.outside.test:${outsidePort}`, `https://dropped.outside.test:${outsidePort}/data?x=1`],
         resourceDomains: [`https://cdn.outside.test:${outsidePort}`],
       };
-      const bundle = await bundleSdkHost();
-      hostServer = await startServer({
-        '/host': (req, res, url) => {
-          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-          res.end(hostPages.get(url.searchParams.get('case')));
-        },
-        '/sdk-host.js': javascript(bundle),
-      }, hostPort);
+      hostServer = await startSdkHost(hostPort);
       browser = await launch(engine, { spki: [cert.spki, outsideCert.spki] });
     });
 
@@ -84,15 +76,13 @@ per_server_subdomains = true
     async function run(t, name, config) {
       const label = `${name.replace(/\W+/g, '-')}-${Math.random().toString(16).slice(2, 8)}`;
       const proxyUrl = `https://${label}.chat.sandbox.test:${proxyPort}/sandbox.html`;
-      hostPages.set(name, `<!doctype html><title>${name}</title><body>
-<script>window.HOST_CONFIG = ${JSON.stringify({ proxyUrl, firstTime: 'first', secondTime: 'second', ...config }).replaceAll('</', '<\\/')};</script>
-<script type="module" src="/sdk-host.js"></script></body>`);
+      const path = hostServer.page(name, { proxyUrl, firstTime: 'first', secondTime: 'second', ...config });
       const page = await browser.newPage();
       t.after(async () => {
         if (t.passed === false) t.diagnostic(page.console.join('\n'));
         await page.close();
       });
-      await page.goto(`${hostOrigin}/host?case=${encodeURIComponent(name)}`);
+      await page.goto(`${hostOrigin}${path}`);
       const report = await until(async () => {
         const host = await page.evaluate(() => window.host);
         return host?.calls.find((c) => c.name === 'report');

@@ -3,7 +3,8 @@
 // sets window.HOST_CONFIG; results are recorded on window.host for the test to read.
 // HOST_CONFIG: proxyUrl, viewHtml, csp, firstTime, secondTime; optional allow (the outer
 // iframe's), cspInQuery (false: the csp goes only in sandbox-resource-ready, as the spec's flow
-// allows), sandbox (the resource's override of the view's sandbox attribute).
+// allows), sandbox (the resource's override of the view's sandbox attribute), holdResource
+// (true: the resource is sent only when the test calls window.sendResource()).
 import { AppBridge, PostMessageTransport } from '@modelcontextprotocol/ext-apps/app-bridge';
 
 const config = window.HOST_CONFIG;
@@ -14,12 +15,14 @@ frame.setAttribute('sandbox', 'allow-scripts allow-same-origin allow-forms');
 frame.style.cssText = 'width: 100%; height: 420px; border: 0';
 if (config.allow) frame.setAttribute('allow', config.allow);
 
-// Every ready notification, for the whole life of the page: a proxy page says it once.
+// Every ready notification, for the whole life of the page: a proxy page says it once. And the
+// proxy's reports of what the view's policy refused.
 host.proxyReadyCount = 0;
+host.violations = [];
 window.addEventListener('message', (event) => {
-  if (event.source === frame.contentWindow && event.data?.method === 'ui/notifications/sandbox-proxy-ready') {
-    host.proxyReadyCount += 1;
-  }
+  if (event.source !== frame.contentWindow) return;
+  if (event.data?.method === 'ui/notifications/sandbox-proxy-ready') host.proxyReadyCount += 1;
+  if (event.data?.method === 'ui/notifications/sandbox-csp-violation') host.violations.push(event.data.params);
 });
 
 // Register before setting src, so the proxy's ready notification cannot be missed.
@@ -57,6 +60,7 @@ bridge.onsizechange = ({ height }) => {
   if (height) frame.style.height = `${height}px`;
 };
 await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
+if (config.holdResource) await new Promise((resolve) => { window.sendResource = resolve; });
 await bridge.sendSandboxResourceReady({ html: config.viewHtml, csp: config.csp, sandbox: config.sandbox });
 
 function timeResult(time) {

@@ -4,7 +4,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  startProxy, startServer, freePort, makeCertificate, bundleSdkHost, exampleView, tempDir, javascript,
+  startProxy, startSdkHost, freePort, makeCertificate, exampleView, tempDir,
 } from './harness.mjs';
 import { launch, selectedEngines, until } from './engines.mjs';
 
@@ -16,8 +16,6 @@ const VIEWS = {
 for (const engine of selectedEngines()) {
   describe(`real SDK host and example views through the proxy (${engine})`, () => {
     let browser, hostServer, plain, tls, hostOrigin, plainPort, tlsPort;
-    // Each case's host page, by path: the SDK host with its config inline.
-    const hostPages = new Map();
 
     before(async () => {
       const hostPort = await freePort();
@@ -28,14 +26,7 @@ for (const engine of selectedEngines()) {
       const hosts = (port) => `[[hosts]]\norigin = "${hostOrigin}"\nsandbox = "chat.sandbox.test:${port}"\nper_server_subdomains = true\n`;
       plain = await startProxy(`listen = "127.0.0.1:${plainPort}"\n${hosts(plainPort)}`);
       tls = await startProxy(`listen = "127.0.0.1:${tlsPort}"\n[tls]\ncert = "${cert.cert}"\nkey = "${cert.key}"\n${hosts(tlsPort)}`);
-      const bundle = await bundleSdkHost();
-      hostServer = await startServer({
-        '/sdk': (req, res, url) => {
-          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-          res.end(hostPages.get(url.searchParams.get('case')));
-        },
-        '/sdk-host.js': javascript(bundle),
-      }, hostPort);
+      hostServer = await startSdkHost(hostPort);
       browser = await launch(engine, { spki: [cert.spki] });
     });
 
@@ -61,12 +52,10 @@ for (const engine of selectedEngines()) {
         const secondTime = '2026-01-26T10:00:01.000Z';
         const config = { proxyUrl, viewHtml: exampleView(view), csp: undefined, firstTime, secondTime };
         const name = `${transport}-${view}`;
-        hostPages.set(name, `<!doctype html><title>sdk host</title><body>
-<script>window.HOST_CONFIG = ${JSON.stringify(config).replaceAll('</', '<\\/')};</script>
-<script type="module" src="/sdk-host.js"></script></body>`);
+        const path = hostServer.page(name, config);
         const page = await browser.newPage();
         try {
-          await page.goto(`${hostOrigin}/sdk?case=${name}`);
+          await page.goto(`${hostOrigin}${path}`);
           const shown = (text) => async () => {
             for (const frame of await page.frames()) {
               const found = await frame.evaluate((s) => document.querySelector(s)?.textContent ?? null, VIEWS[view].time)

@@ -1,0 +1,102 @@
+// The real three.js example view (@modelcontextprotocol/server-threejs) builds its scene with
+// `new Function`: it draws only on a host entry with view_opt_ins = ["unsafe-eval"]. Without the
+// opt-in, the host receives the CSP violation and the relay names the opt-in in the console.
+// The real AppBridge host, each browser engine.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startProxy, startSdkHost, freePort, ROOT } from './harness.mjs';
+import { launch, selectedEngines, until, hookConsole, collectHooked } from './engines.mjs';
+
+const THREEJS_VIEW = readFileSync(join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-threejs', 'dist', 'mcp-app.html'), 'utf8');
+
+for (const engine of selectedEngines()) {
+  describe(`the three.js example view (${engine})`, () => {
+    let browser, proxy, hostServer, hostOrigin, port;
+
+    before(async () => {
+      const hostPort = await freePort();
+      port = await freePort();
+      hostOrigin = `http://host.localhost:${hostPort}`;
+      proxy = await startProxy(`listen = "127.0.0.1:${port}"
+[[hosts]]
+origin = "${hostOrigin}"
+sandbox = "eval.sandbox.test:${port}"
+view_opt_ins = ["unsafe-eval"]
+[[hosts]]
+origin = "${hostOrigin}"
+sandbox = "strict.sandbox.test:${port}"
+`);
+      hostServer = await startSdkHost(hostPort);
+      browser = await launch(engine, { webgl: true });
+    });
+
+    after(async () => {
+      await browser?.close();
+      await hostServer?.close();
+      assert.equal(await proxy?.stop(), 0);
+    });
+
+    /** The SDK host showing the three.js view through `sandbox`; the page and the view's frame. */
+    async function show(t, sandbox) {
+      const proxyUrl = `http://${sandbox}:${port}/sandbox.html`;
+      const config = { proxyUrl, viewHtml: THREEJS_VIEW, firstTime: 'first', secondTime: 'second', holdResource: true };
+      const path = hostServer.page(sandbox, config);
+      const page = await browser.newPage();
+      t.after(async () => {
+        if (t.passed === false) t.diagnostic(page.console.join('\n'));
+        await page.close();
+      });
+      await page.goto(`${hostOrigin}${path}`);
+      // The relay's console is hooked before the view is sent: the view evaluates code as it
+      // loads (its schema library probes for eval), not only when it draws.
+      const proxyFrame = await until(async () => (await page.frames()).find((f) => f.url.startsWith(proxyUrl)),
+        'the proxy frame');
+      await until(() => proxyFrame.evaluate(() => document.readyState === 'complete').catch(() => false), 'the proxy page loaded');
+      await hookConsole(proxyFrame);
+      await until(() => page.evaluate(() => typeof window.sendResource === 'function'), 'the host ready to send the view');
+      await page.evaluate(() => window.sendResource());
+      const scene = async () => {
+        for (const frame of await page.frames()) {
+          const state = await frame.evaluate(() => {
+            const canvas = document.querySelector('#threejs-canvas');
+            const error = document.querySelector('.error-overlay');
+            return canvas || error ? { width: canvas?.width ?? 0, height: canvas?.height ?? 0, error: error?.textContent ?? null } : null;
+          }).catch(() => null);
+          if (state) return state;
+        }
+        return null;
+      };
+      return { page, proxyFrame, scene };
+    }
+
+    it('with view_opt_ins = ["unsafe-eval"]: the scene is drawn', { timeout: 90_000 }, async (t) => {
+      const { page, scene } = await show(t, 'eval.sandbox.test');
+      const drawn = await until(async () => {
+        const now = await scene();
+        return now && (now.error || (now.width > 0 && now.height > 0)) ? now : null;
+      }, 'the scene drawn, or an error', 60_000);
+      assert.equal(drawn.error, null, 'no error over the canvas');
+      assert.ok(drawn.width > 0 && drawn.height > 0, JSON.stringify(drawn));
+      const host = await page.evaluate(() => window.host);
+      assert.deepEqual(host.violations.filter((v) => v.blockedURI === 'eval'), []);
+    });
+
+    it('without it: the host hears the violation and the console names the opt-in', { timeout: 90_000 }, async (t) => {
+      const { page, proxyFrame, scene } = await show(t, 'strict.sandbox.test');
+      const violation = await until(async () => {
+        const host = await page.evaluate(() => window.host);
+        return host?.violations.find((v) => v.effectiveDirective === 'script-src' && v.blockedURI === 'eval');
+      }, 'the eval violation reaching the host', 60_000).catch(async (e) => {
+        e.message += `; the host heard: ${JSON.stringify(await page.evaluate(() => window.host.violations))}`;
+        throw e;
+      });
+      assert.equal(violation.effectiveDirective, 'script-src');
+      const shown = await until(async () => (await scene())?.error, 'the view\'s error text', 30_000);
+      assert.match(shown, /eval|Content Security Policy|CSP/i);
+      const logged = await collectHooked(proxyFrame);
+      assert.ok(logged.some((m) => m.includes('view_opt_ins = ["unsafe-eval"]')), logged.join('\n'));
+    });
+  });
+}
