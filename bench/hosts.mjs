@@ -2,10 +2,14 @@
 // What the number of hosts costs: for generated configs of 1 000, 10 000 and 100 000
 // per-server host entries (one per tenant, as a platform would run them), written in one file or
 // one file per tenant (`hosts_dir`), the time `check` takes, the time `serve` takes to listen, the
-// resident memory per host entry once it does, and what polling the files for changes costs
-// (CPU time per poll, measured over POLL_S seconds of polling every second).
+// resident memory per host entry once it does, what polling the files for changes costs (CPU
+// time per poll, measured over POLL_S seconds of polling every second), and requests per second
+// for a page of a tenant in the middle (wrk, 16 connections, ROUTE_S seconds) next to the same
+// with one host: routing must not cost more with more hosts. Routing is measured with the hosts
+// in one file only: the hosts.d rows poll their files every second meanwhile (0.4 s of CPU per
+// poll for 100 000 files), which would be measured instead; the hosts in memory are the same.
 //
-//   bench/hosts.mjs     HOST_COUNTS=1000,10000,100000  HOSTS_LIMIT_S=120 (per step)  POLL_S=5
+//   bench/hosts.mjs     HOST_COUNTS=1000,10000,100000  HOSTS_LIMIT_S=120 (per step)  POLL_S=5  ROUTE_S=3
 //                       HOSTS_LAYOUTS=file,dir  HOSTS_JSON=target/hosts.json
 //                       MCP_SANDBOX_PROXY_BIN=path (default: the static release binary)
 //
@@ -23,6 +27,8 @@ import { tenantConfig, tenantEntries } from './tenants.mjs';
 const COUNTS = (process.env.HOST_COUNTS || '1000,10000,100000').split(',').map(Number);
 const LIMIT_MS = Number(process.env.HOSTS_LIMIT_S || 120) * 1000;
 const POLL_S = Number(process.env.POLL_S || 5);
+const ROUTE_S = Number(process.env.ROUTE_S || 3);
+if (spawnSync('wrk', ['--version']).error) throw new Error('bench/hosts: wrk is missing (bench/run installs it; or apt-get install wrk)');
 const LAYOUTS = (process.env.HOSTS_LAYOUTS || 'file,dir').split(',');
 for (const layout of LAYOUTS) {
   if (!['file', 'dir'].includes(layout)) throw new Error(`HOSTS_LAYOUTS: "${layout}" is neither file nor dir`);
@@ -33,8 +39,9 @@ for (const count of COUNTS) {
   if (!Number.isInteger(count) || count < 1) throw new Error(`HOST_COUNTS: "${count}" is not a positive whole number`);
 }
 
-/** Runs the binary until it exits, or until `until(line)` matches a line of its output. */
-function run(args, until) {
+/** Runs the binary until it exits, or until `until(line)` matches a line of its output; then
+ * measures polling and, given `route` ({port, host}), routing. */
+function run(args, until, route) {
   return new Promise((resolveRun) => {
     const started = process.hrtime.bigint();
     const child = spawn(BINARY, args, {
@@ -51,8 +58,9 @@ function run(args, until) {
         const rssKb = Number(readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+)/m)[1]);
         clearTimeout(timer);
         const pollMs = await pollingCost(child.pid);
+        const rps = route ? requestsPerSecond(route) : undefined;
         child.kill('SIGKILL');
-        finish({ ms, rssKb, pollMs });
+        finish({ ms, rssKb, pollMs, rps });
       });
     }
     child.on('exit', (code) => finish({ ms: elapsed(), code }));
@@ -67,6 +75,15 @@ async function pollingCost(pid) {
   const before = cpuTicks();
   await sleep(POLL_S * 1000);
   return ((cpuTicks() - before) / TICKS_PER_S) * 1000 / POLL_S;
+}
+
+/** wrk's requests per second for the page of `host` on 127.0.0.1:`port`. */
+function requestsPerSecond({ port, host }) {
+  const wrk = spawnSync('wrk', ['-t1', '-c16', `-d${ROUTE_S}s`, '-H', `Host: ${host}`, `http://127.0.0.1:${port}/sandbox.html`],
+    { encoding: 'utf8', timeout: (ROUTE_S + 30) * 1000 });
+  const rate = wrk.stdout?.match(/Requests\/sec:\s+([\d.]+)/);
+  if (!rate || /Non-2xx/.test(wrk.stdout)) throw new Error(`bench/hosts: wrk failed against ${host}: ${wrk.stdout}${wrk.stderr}`);
+  return Number(rate[1]);
 }
 
 /** The config for `count` tenants, written as `layout` says; the main file's path. */
@@ -84,15 +101,17 @@ function writeLayout(layout, count, port) {
 }
 
 const rows = [];
-let baselineKb;
+let baselineKb, baselineRps;
 for (const layout of LAYOUTS) {
   for (const count of [1, ...COUNTS]) {
-    const file = writeLayout(layout, count, await freePort());
+    const port = await freePort();
+    const file = writeLayout(layout, count, port);
+    const route = layout === 'file' ? { port, host: `srv-1.tenant-${Math.floor(count / 2)}.sandbox.example` } : undefined;
     const check = await run(['check', '--config', file]);
     const serve = check.overLimit ? { overLimit: true }
-      : await run(['serve', '--config', file], (line) => line.includes('"listening"'));
+      : await run(['serve', '--config', file], (line) => line.includes('"listening"'), route);
     rmSync(dirname(file), { recursive: true, force: true });
-    if (count === 1) { baselineKb = serve.rssKb; continue; }
+    if (count === 1) { [baselineKb, baselineRps] = [serve.rssKb, serve.rps]; continue; }
     const row = {
       layout,
       hosts: count,
@@ -101,6 +120,8 @@ for (const layout of LAYOUTS) {
       rss_kb: serve.rssKb ?? null,
       bytes_per_host: serve.rssKb ? Math.round(((serve.rssKb - baselineKb) * 1024) / count) : null,
       cpu_ms_per_poll: serve.pollMs === undefined ? null : Math.round(serve.pollMs),
+      requests_per_s: serve.rps === undefined ? null : Math.round(serve.rps),
+      requests_per_s_one_host: baselineRps === undefined ? null : Math.round(baselineRps),
     };
     rows.push(row);
     if (check.overLimit || serve.overLimit) {
@@ -112,12 +133,13 @@ for (const layout of LAYOUTS) {
 
 const cell = (v, unit) => (v === null ? `over ${LIMIT_MS / 1000} s` : `${v.toLocaleString('en-US')} ${unit}`);
 const layoutName = { file: 'one file', dir: 'hosts.d, a file per tenant' };
-console.log('| hosts | written in | check | serve until listening | resident memory | per host | CPU per poll |');
-console.log('| ---: | --- | ---: | ---: | ---: | ---: | ---: |');
+console.log('| hosts | written in | check | serve until listening | resident memory | per host | CPU per poll | requests/s (/ one host) |');
+console.log('| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const r of rows) {
   console.log(`| ${r.hosts.toLocaleString('en-US')} | ${layoutName[r.layout]} | ${cell(r.check_ms, 'ms')} | ${cell(r.serve_listening_ms, 'ms')} | `
     + `${r.rss_kb === null ? '' : `${r.rss_kb.toLocaleString('en-US')} kB`} | ${r.bytes_per_host === null ? '' : `${r.bytes_per_host} B`} | `
-    + `${r.cpu_ms_per_poll === null ? '' : `${r.cpu_ms_per_poll} ms`} |`);
+    + `${r.cpu_ms_per_poll === null ? '' : `${r.cpu_ms_per_poll} ms`} | `
+    + `${r.requests_per_s === null ? '' : `${r.requests_per_s.toLocaleString('en-US')} (${(r.requests_per_s / r.requests_per_s_one_host).toFixed(2)})`} |`);
 }
 const skipped = LAYOUTS.flatMap((l) => COUNTS.filter((c) => !rows.some((r) => r.layout === l && r.hosts === c)).map((c) => `${c} (${l})`));
 if (skipped.length) console.log(`\nnot run after a step over ${LIMIT_MS / 1000} s: ${skipped.join(', ')} hosts`);

@@ -54,7 +54,7 @@
   var held = [];
   var violations = 0;
   var hinted = {};          // the opt-ins already named to this view's developer
-  var upgrading = null;     // the key of the resource kept for this page's reload, while it runs
+  var upgrading = null;     // {key, resource} kept for this page's own reload, while it runs
 
   function readConfig() {
     var element = document.getElementById('sandbox-config');
