@@ -25,7 +25,10 @@
   var KEPT_PREFIX = 'mcp-sandbox-proxy:kept:';
   var KEPT_FRAGMENT = '#sandbox-kept=';
   var UPGRADE_PARAMETER = 'upgrade';
-  var KEPT_MAX_AGE_MS = 60000;
+  var KEPT_MAX_AGE_MS = 30000;
+  // Reloads one resource may cost: one for its domains, and one more when it replaced another
+  // resource while that one's reload was under way.
+  var MAX_RELOADS = 2;
   var DEFAULT_SANDBOX = ['allow-scripts', 'allow-same-origin', 'allow-forms'];
   // SECURITY: a host override can only pick from these. Never allow-top-navigation*: a view must
   // not replace the chat it is shown in.
@@ -54,7 +57,7 @@
   var held = [];
   var violations = 0;
   var hinted = {};          // the opt-ins already named to this view's developer
-  var upgrading = null;     // {key, resource} kept for this page's own reload, while it runs
+  var upgrading = null;     // {key, resource, reloads} kept for this page's own reload, while it runs
 
   function readConfig() {
     var element = document.getElementById('sandbox-config');
@@ -86,15 +89,24 @@
   window.addEventListener('message', onMessage);
   window.addEventListener('pagehide', onPageHide);
   document.addEventListener('securitypolicyviolation', onOwnViolation);
-  var kept = takeKeptResource();
+  var kept = null;
+  try {
+    kept = takeKeptResource();
+  } catch (error) {
+    console.error('[sandbox] could not read the resource kept for this page:', error);
+  }
   if (kept) {
     // This page is the relay's own reload: the host already had its ready notification and
-    // sent the resource, so it gets neither again; the kept resource is mounted at once.
+    // sent the resource, so it gets neither again; the kept resource is mounted at once, and
+    // the theme the held host messages set is taken again.
     held = kept.held;
-    mount(kept.resource, true);
-  } else {
-    postToHost({ jsonrpc: '2.0', method: PROXY_READY, params: {} });
+    held.forEach(function (message) {
+      if (isJsonRpc(message)) followTheme(message);
+    });
+    mount(kept.resource, kept.reloads);
   }
+  // A host must never wait for nothing: without a view from a kept resource, say ready.
+  if (!view) postToHost({ jsonrpc: '2.0', method: PROXY_READY, params: {} });
 
   // SECURITY: the service sets no cookie, so every cookie this page can see was set by a view,
   // for this name or a parent one that every MCP server's label shares: a note from one
@@ -135,7 +147,7 @@
   function onPageHide(event) {
     if (!event.persisted && view && view.parentNode) view.parentNode.removeChild(view);
     clearPlantedCookies();
-    if (upgrading) keepResource(upgrading.key, upgrading.resource);
+    if (upgrading) keepResource(upgrading);
   }
 
   function refuse(reason) {
@@ -191,10 +203,17 @@
   }
 
   // spec: ui/notifications/sandbox-* are between proxy and host. Under any wire, so is anything
-  // that names such a method, JSON-RPC or not, and a bare string that is one.
+  // that names such a method, JSON-RPC or not: a message, an element of a batch (an array),
+  // and a string (or String object) that is one.
   function isReserved(data) {
-    var method = data !== null && typeof data === 'object' ? data.method : data;
-    return typeof method === 'string' && method.indexOf(RESERVED_PREFIX) === 0;
+    if (Array.isArray(data)) return data.some(namesReserved);
+    return namesReserved(data);
+  }
+
+  function namesReserved(data) {
+    var method = data !== null && typeof data === 'object' &&
+      Object.prototype.toString.call(data) !== '[object String]' ? data.method : data;
+    return method !== null && method !== undefined && String(method).indexOf(RESERVED_PREFIX) === 0;
   }
 
   // Whether a message other than the proxy's own may pass: JSON-RPC, or anything if opted in.
@@ -209,7 +228,7 @@
     if (isJsonRpc(data) && data.method === RESOURCE_READY) {
       // spec: resource-ready is for the proxy; it is never relayed. A later one replaces the
       // view (a host re-renders a resource whose HTML changed): one view at a time, always.
-      mount(data.params, false);
+      mount(data.params, 0);
       return;
     }
     if (isReserved(data)) {
@@ -296,16 +315,26 @@
     hinted = {};
   }
 
-  // `reloaded`: the resource was kept across this page's own reload, which must not happen twice.
-  function mount(params, reloaded) {
+  // `reloads`: how many times this page was reloaded for this resource (0: from the host).
+  function mount(params, reloads) {
     if (params === null || typeof params !== 'object' || typeof params.html !== 'string') {
       // A bad resource replaces nothing: the view already there (if any) stays.
       console.error('[sandbox] sandbox-resource-ready without params.html: nothing to mount');
       return;
     }
+    if (upgrading) {
+      // This page is already on its way to a reload for an earlier resource, which no engine
+      // reliably lets it cancel: this resource takes that one's place in the kept copy, and
+      // the next page reloads once more if this one needs another policy.
+      console.info('[sandbox] a new sandbox-resource-ready during this page\'s reload: it replaces the earlier one');
+      upgrading.resource = keptCopy(params);
+      keepResource(upgrading);
+      return;
+    }
     if (view) console.info('[sandbox] a new sandbox-resource-ready: the view is replaced');
     unmount();
-    if (!reloaded && needsReload(params.csp) && upgrade(params)) return;
+    var target = policyUrl(params.csp);
+    if (target !== null && reloads < MAX_RELOADS && reload(params, target, reloads + 1)) return;
     var tokens = sandboxTokens(params.sandbox);
     var sameOrigin = tokens.indexOf('allow-same-origin') !== -1;
     // Both attributes must be set before the frame is inserted: a frame's sandbox flags and
@@ -424,13 +453,14 @@
   }
 
   // spec: the host applies the server's declared domains. The header was fixed when this page
-  // was requested; domains it still lacks after the relay's one reload (see upgrade) were
-  // dropped by the service, or did not fit in a query: say which.
+  // was requested; domains it still lacks were left out of the host's ?csp=, dropped by the
+  // service, or could not be carried by the relay's one reload (see upgrade): say which.
   function warnAboutMissingDomains(requested) {
     missingDomains(requested).forEach(function (missing) {
       console.warn('[sandbox] the view asks for ' + missing.list + ' ' + missing.domains.join(', ') +
-        ' but the policy served with this page does not allow them (dropped by the service: see ' +
-        'above; or ?csp= could not carry them). The policy is this page\'s Content-Security-Policy header.');
+        ' but the policy served with this page does not allow them: the host\'s ?csp= did not ' +
+        'name them (a host may narrow the policy), or the service dropped them (see above). ' +
+        'The policy is this page\'s Content-Security-Policy header.');
     });
   }
 
@@ -452,47 +482,40 @@
     return missing;
   }
 
-  // Whether this page's policy was built without what the resource declares: the page was
-  // requested with no declaration at all, or without a domain the resource lists. A domain
-  // the page's own ?csp= named and the policy still lacks was dropped by the service: asking
-  // again would change nothing.
-  function needsReload(csp) {
-    if (csp === null || typeof csp !== 'object') return false;
-    var asked = declaredInQuery();
-    if (asked === null) return true;
-    return missingDomains(csp).some(function (missing) {
-      var named = Array.isArray(asked[missing.list]) ? asked[missing.list] : [];
-      return missing.domains.some(function (domain) {
-        return named.indexOf(domain) === -1;
-      });
-    });
-  }
-
-  // The csp object this page was requested with; null without one.
-  function declaredInQuery() {
-    var raw = new URL(window.location.href).searchParams.get('csp');
-    if (raw === null) return null;
-    try {
-      var declared = JSON.parse(raw);
-      return declared !== null && typeof declared === 'object' ? declared : {};
-    } catch (malformed) {
-      return {};
-    }
-  }
-
   // spec: the view's policy is built from the resource's csp metadata. A host that sends the
-  // csp only in sandbox-resource-ready (as the spec's flow allows) reached a page whose
-  // header was fixed without it. The page cannot change its own header, so it reloads itself
-  // once, with the declared domains in ?csp= (the service builds the header with the same
-  // strict grammar as for any host), keeping the resource in this origin's sessionStorage for
-  // the new page, which mounts it at once. Never a loop: the new page mounts whatever it gets.
-  // Returns whether the reload is under way; if not, the view is mounted under this policy.
-  function upgrade(params) {
-    var key = KEPT_PREFIX + randomToken();
+  // csp only in sandbox-resource-ready (as the spec's flow allows) reached a page whose header
+  // was fixed without it. The page cannot change its own header, so it reloads itself with the
+  // declared domains in ?csp= (the service builds the header with the same strict grammar as
+  // for any host), keeping the resource in this origin's sessionStorage for the new page, which
+  // mounts it at once.
+  //
+  // The URL this page needs for a resource's policy, when it is not this page's own; null when
+  // this page serves it. SECURITY: never for a page the host requested with ?csp=: that host
+  // has decided the policy, and the spec lets a host narrow what a server declares, never the
+  // proxy widen it. Then the relay only says what is missing.
+  function policyUrl(csp) {
     var url = new URL(window.location.href);
-    url.searchParams.set('csp', JSON.stringify(domainLists(params.csp)));
-    url.searchParams.set(UPGRADE_PARAMETER, '1');
-    url.hash = KEPT_FRAGMENT.slice(1) + key.slice(KEPT_PREFIX.length);
+    var params = url.searchParams;
+    if (params.has('csp') && params.get(UPGRADE_PARAMETER) !== '1') return null;
+    url.hash = '';
+    var here = url.href;
+    params.delete('csp');
+    params.delete(UPGRADE_PARAMETER);
+    var lists = domainLists(csp);
+    var declared = DOMAIN_LISTS.some(function (list) {
+      return lists[list] && lists[list].length > 0;
+    });
+    if (declared) {
+      params.set('csp', JSON.stringify(lists));
+      params.set(UPGRADE_PARAMETER, '1');
+    }
+    return url.href === here ? null : url.href;
+  }
+
+  // Reloads this page at `target` with the resource kept for it. Returns whether the reload is
+  // under way; if not, the view is mounted under this page's policy.
+  function reload(params, target, reloads) {
+    var url = new URL(target);
     var queryBytes = new TextEncoder().encode(url.search.slice(1)).length;
     if (queryBytes > (config.maxQueryBytes || 0)) {
       console.warn('[sandbox] the declared domains need a ' + queryBytes + '-byte query, over the ' +
@@ -500,19 +523,36 @@
         'the csp in ?csp= yourself, or ask the operator to raise limits.max_query_bytes.');
       return false;
     }
-    var resource = { html: params.html, sandbox: params.sandbox, permissions: params.permissions, csp: params.csp };
-    if (!keepResource(key, resource)) return false;
-    upgrading = { key: key, resource: resource };
-    console.info('[sandbox] the resource declares domains this page\'s policy lacks (the host ' +
-      'sent its csp only in sandbox-resource-ready): reloading once with them in ?csp=');
+    var kept = { key: KEPT_PREFIX + randomToken(), resource: keptCopy(params), reloads: reloads };
+    if (!keepResource(kept)) return false;
+    upgrading = kept;
+    url.hash = KEPT_FRAGMENT.slice(1) + kept.key.slice(KEPT_PREFIX.length);
+    console.info('[sandbox] the resource needs another policy than this page\'s (the host sent ' +
+      'its csp only in sandbox-resource-ready): reloading with it in ?csp=');
     window.location.replace(url.href);
     return true;
   }
 
-  // Writes the resource, and the host messages held for its view, for this page's reload.
-  function keepResource(key, resource) {
+  function keptCopy(params) {
+    return { html: params.html, sandbox: params.sandbox, permissions: params.permissions, csp: params.csp };
+  }
+
+  // Writes the resource, and the host messages held for its view, for this page's reload. They
+  // travel as JSON: a message JSON cannot carry (a cycle, a BigInt) is dropped with a warning.
+  function keepResource(kept) {
+    var carried = held.filter(function (message) {
+      try {
+        JSON.stringify(message);
+        return true;
+      } catch (notJson) {
+        console.warn('[sandbox] dropped a held host message that cannot cross this page\'s reload (not JSON)');
+        return false;
+      }
+    });
     try {
-      window.sessionStorage.setItem(key, JSON.stringify({ at: Date.now(), resource: resource, held: held }));
+      window.sessionStorage.setItem(kept.key, JSON.stringify({
+        at: Date.now(), resource: kept.resource, held: carried, reloads: kept.reloads
+      }));
       return true;
     } catch (error) {
       console.warn('[sandbox] cannot keep the resource for a reload with its domains (' + error +
@@ -535,16 +575,16 @@
       return null;
     }
     var text = null;
-    for (var i = store.length - 1; i >= 0; i--) {
-      var key = store.key(i);
-      if (!key || key.indexOf(KEPT_PREFIX) !== 0) continue;
-      if (token && key === KEPT_PREFIX + token) {
-        text = store.getItem(key);
-        store.removeItem(key);
-      } else if (isStale(store.getItem(key))) {
-        store.removeItem(key);
-      }
+    if (token) {
+      text = store.getItem(KEPT_PREFIX + token);
+      store.removeItem(KEPT_PREFIX + token);
     }
+    // Swept from a copy of the keys: removing an item may reorder the rest.
+    var keys = [];
+    for (var i = 0; i < store.length; i++) keys.push(store.key(i));
+    keys.forEach(function (key) {
+      if (key && key.indexOf(KEPT_PREFIX) === 0 && isStale(store.getItem(key))) store.removeItem(key);
+    });
     if (!token) return null;
     // A reload of this page by the user must not look for the resource again.
     window.history.replaceState(null, '', window.location.pathname + window.location.search);
@@ -564,18 +604,26 @@
   function parseKept(text) {
     try {
       var kept = JSON.parse(text);
-      if (!kept || typeof kept.resource !== 'object' || !Array.isArray(kept.held)) return null;
-      return { resource: kept.resource, held: kept.held.slice(0, MAX_HELD) };
+      if (!kept || !kept.resource || typeof kept.resource !== 'object' || !Array.isArray(kept.held)) return null;
+      var reloads = typeof kept.reloads === 'number' ? kept.reloads : MAX_RELOADS;
+      return { resource: kept.resource, held: kept.held.slice(0, MAX_HELD), reloads: reloads };
     } catch (malformed) {
       return null;
     }
   }
 
-  // Only the four lists of the spec's csp object go in the query: the service ignores the rest.
+  // Only the four lists of the spec's csp object go in the query, and only their strings: the
+  // service ignores other keys, and answers 400 to an entry that is not a string, which would
+  // leave the frame with an error page instead of the view.
   function domainLists(csp) {
     var lists = {};
+    if (csp === null || typeof csp !== 'object') return lists;
     DOMAIN_LISTS.forEach(function (list) {
-      if (Array.isArray(csp[list])) lists[list] = csp[list];
+      if (Array.isArray(csp[list])) {
+        lists[list] = csp[list].filter(function (entry) {
+          return typeof entry === 'string';
+        });
+      }
     });
     return lists;
   }

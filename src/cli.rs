@@ -114,6 +114,8 @@ fn load(path: Option<&Path>) -> Result<Loaded, ExitCode> {
 }
 
 async fn serve(args: ServeArgs) -> ExitCode {
+    // Taken before the config is read: a file that changes while it loads is reloaded then.
+    let watched = crate::reload::Watched::before_loading(args.config.clone());
     let Ok(Loaded {
         mut config,
         warnings,
@@ -126,13 +128,14 @@ async fn serve(args: ServeArgs) -> ExitCode {
         config.listen = listen;
     }
     let shutdown = shutdown_signal();
-    let server = match Server::bind(config.clone(), args.config.clone()).await {
-        Ok(server) => server,
-        Err(e) => {
-            tracing::error!(error = %e, "not started");
-            return ExitCode::FAILURE;
-        }
-    };
+    let server =
+        match Server::bind_watched(config.clone(), args.config.clone(), Some(watched)).await {
+            Ok(server) => server,
+            Err(e) => {
+                tracing::error!(error = %e, "not started");
+                return ExitCode::FAILURE;
+            }
+        };
     announce(&config, &server);
     server.run(shutdown).await;
     ExitCode::SUCCESS

@@ -164,9 +164,28 @@ pub struct Problem {
     pub(crate) message: String,
 }
 
+impl Problem {
+    /// The file's name with control characters escaped. SECURITY: tenant file names may come
+    /// from tenant tooling; a newline in one must not forge a line of `check`'s output or of a
+    /// text log.
+    pub(crate) fn file_shown(&self) -> String {
+        self.file
+            .chars()
+            .flat_map(|c| {
+                let escaped: Vec<char> = if c.is_control() {
+                    c.escape_default().collect()
+                } else {
+                    vec![c]
+                };
+                escaped
+            })
+            .collect()
+    }
+}
+
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.file)?;
+        f.write_str(&self.file_shown())?;
         if let Some(line) = self.line {
             write!(f, ":{line}")?;
         }
@@ -249,10 +268,15 @@ impl Config {
             .document()
             .and_then(|doc| walker.config(doc.get_ref()));
         // Problems in file order (the main file, then the tenant files by name), each by line.
-        let files = walker.files.clone();
-        let rank = |p: &Problem| files.iter().position(|f| *f == p.file);
-        walker.problems.sort_by_key(|p| (rank(p), p.line));
-        walker.warnings.sort_by_key(|p| (rank(p), p.line));
+        let ranks: HashMap<String, usize> = walker
+            .files
+            .iter()
+            .enumerate()
+            .map(|(rank, file)| (file.clone(), rank))
+            .collect();
+        let rank = |p: &Problem| (ranks.get(&p.file).copied(), p.line);
+        walker.problems.sort_by_cached_key(rank);
+        walker.warnings.sort_by_cached_key(rank);
         match config {
             Some(config) if walker.problems.is_empty() => Ok(Loaded {
                 config,
@@ -312,33 +336,24 @@ fn tables_in<'v, 'i>(value: Option<&'v Value<'i>>) -> Vec<&'v Table<'i>> {
     }
 }
 
-/// The tenant files of a `hosts_dir`: every `*.toml` file directly in it, by name. Hidden
-/// names are skipped, so editors' temporary files and Kubernetes' `..data` folder are not read
-/// twice; symlinks are followed.
-pub(crate) fn tenant_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
-    Ok(tenant_files_with_metadata(dir)?
-        .into_iter()
-        .map(|(path, _)| path)
-        .collect())
-}
-
-/// As `tenant_files`, with each file's metadata (a reload's polling compares it).
-pub(crate) fn tenant_files_with_metadata(dir: &Path) -> io::Result<Vec<(PathBuf, Metadata)>> {
+/// The tenant files of a `hosts_dir`: every `*.toml` entry directly in it, by name, with its
+/// metadata through symlinks (or why there is none: a dangling symlink, a file it may not
+/// stat). Hidden names are skipped, so editors' temporary files and Kubernetes' `..data`
+/// folder are not read twice. An entry that vanished since the folder was listed is not there.
+pub(crate) fn tenant_files(dir: &Path) -> io::Result<Vec<(PathBuf, io::Result<Metadata>)>> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-            continue;
-        };
+        let name = path.file_name().map(|n| n.to_string_lossy());
+        let Some(name) = name else { continue };
         if name.starts_with('.') || !name.ends_with(".toml") {
             continue;
         }
-        // A file that vanishes meanwhile is simply not there this time.
-        if let Ok(metadata) = std::fs::metadata(&path)
-            && metadata.is_file()
-        {
-            files.push((path, metadata));
+        let metadata = std::fs::metadata(&path);
+        if metadata.is_err() && std::fs::symlink_metadata(&path).is_err() {
+            continue;
         }
+        files.push((path, metadata));
     }
     files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     Ok(files)
@@ -522,10 +537,14 @@ impl<'a> Walker<'a> {
             Some(value) => self.host_entries(value, &file, cache_max_age),
             None => Vec::new(),
         };
+        let problems_before = self.problems.len();
         if let Some((at, Some(dir))) = &hosts_dir {
             placed.extend(self.tenant_hosts(dir, at, cache_max_age));
         }
-        if placed.is_empty() && !doc.contains_key("hosts") {
+        // For tenant files, only when nothing else explains it (an unreadable folder, an entry
+        // with an error).
+        let tenants_explained = self.problems.len() > problems_before;
+        if placed.is_empty() && !doc.contains_key("hosts") && !tenants_explained {
             match &hosts_dir {
                 None => self.problem(
                     1,
@@ -815,19 +834,44 @@ impl<'a> Walker<'a> {
                 return Vec::new();
             }
         };
+        // `hosts_dir` may name the main file's own folder: the main file is not a tenant file.
+        let main_file = std::fs::canonicalize(self.file).ok();
         let mut placed = Vec::new();
-        for path in files {
+        for (path, metadata) in files {
+            if main_file.is_some() && std::fs::canonicalize(&path).ok() == main_file {
+                continue;
+            }
             let name = path.display().to_string();
             self.files.push(name.clone());
+            let whole_file = |message: String| Problem {
+                file: name.clone(),
+                line: None,
+                key: String::new(),
+                message,
+            };
+            match &metadata {
+                Ok(m) if !m.is_file() => {
+                    let message = "is not a regular file: skipped".to_owned();
+                    self.warnings.push(whole_file(message));
+                    continue;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    self.problems
+                        .push(whole_file(format!("cannot read the tenant file: {e}")));
+                    continue;
+                }
+            }
+            if path.file_name().is_none_or(|n| n.to_str().is_none()) {
+                let message = "has a name that is not UTF-8: rename it".to_owned();
+                self.problems.push(whole_file(message));
+                continue;
+            }
             let text = match std::fs::read_to_string(&path) {
                 Ok(text) => text,
                 Err(e) => {
-                    self.problems.push(Problem {
-                        file: name,
-                        line: None,
-                        key: String::new(),
-                        message: format!("cannot read the tenant file: {e}"),
-                    });
+                    self.problems
+                        .push(whole_file(format!("cannot read the tenant file: {e}")));
                     continue;
                 }
             };

@@ -9,7 +9,9 @@
 //!
 //! All of it runs on the blocking pool, never on the threads that serve requests: a config
 //! of 100 000 hosts takes about a second to build, and a stalled worker would hold every
-//! connection it owns for that long (`bench/reload.mjs` measures it).
+//! connection it owns for that long (`bench/reload.mjs` measures it). Certificates and the
+//! config file are compared by content; tenant files (`hosts_dir`) by their metadata, since
+//! reading 100 000 of them at every poll would take most of a core.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -27,6 +29,9 @@ use crate::telemetry;
 /// How often generations that were replaced are looked at, to be freed once no connection
 /// holds them any more.
 const RETIRE_INTERVAL: Duration = Duration::from_secs(1);
+/// A reload or poll running longer than this is reported: it is stuck on a file (a FIFO, a
+/// hung network mount), and no reload can happen until it returns.
+const STUCK_AFTER: Duration = Duration::from_secs(60);
 
 /// Owns the serving config: rebuilds it on a trigger and hands the new endpoint to the
 /// public listener.
@@ -43,32 +48,56 @@ struct State {
     config: Config,
     endpoint: watch::Sender<Arc<Endpoint>>,
     metrics: Arc<Metrics>,
+    watched: Watched,
     fingerprint: u64,
-    /// The files the config file on disk names, and the hash of the text they were read from:
-    /// read again only when that text changes, so that polling costs a read, not a parse.
-    references: Option<(u64, References)>,
     /// Replaced endpoints that connections still hold. Whoever drops the last one frees a
     /// whole generation (a second for 100 000 hosts), so it is the reloader, here.
     retired: Vec<Arc<Endpoint>>,
 }
 
+/// The files a reload reads, as polling sees them.
+pub(crate) struct Watched {
+    path: Option<PathBuf>,
+    /// The files the config file on disk names, and the hash of the text they were read from:
+    /// read again only when that text changes, so that polling costs a read, not a parse.
+    references: Option<(u64, References)>,
+}
+
+impl Watched {
+    /// What the files hold now, before a config is loaded from them: a change that lands
+    /// while the first config loads (a second for 100 000 hosts) is then seen at the first
+    /// poll, as after any reload.
+    pub(crate) fn before_loading(path: Option<PathBuf>) -> (Watched, u64) {
+        let mut watched = Watched {
+            path,
+            references: None,
+        };
+        let fingerprint = watched.fingerprint(References::default);
+        (watched, fingerprint)
+    }
+}
+
 impl Reloader {
+    /// `watched`: the files as they were before `generation`'s config was loaded from them;
+    /// `None` takes them now.
     pub(crate) fn new(
         path: Option<PathBuf>,
+        watched: Option<(Watched, u64)>,
         generation: Generation,
         endpoint: watch::Sender<Arc<Endpoint>>,
         metrics: Arc<Metrics>,
     ) -> Self {
-        let mut state = State {
+        let (watched, fingerprint) =
+            watched.unwrap_or_else(|| Watched::before_loading(path.clone()));
+        let state = State {
             path,
             config: generation.config,
             endpoint,
             metrics,
-            fingerprint: 0,
-            references: None,
+            watched,
+            fingerprint,
             retired: Vec::new(),
         };
-        state.fingerprint = state.fingerprint();
         Reloader {
             hangup: hangup_signal(),
             state,
@@ -116,11 +145,21 @@ impl Reloader {
 
 /// Runs `job` on the blocking pool and gives the state back; `None` if the job panicked.
 async fn off_the_serving_path(mut state: State, job: fn(&mut State)) -> Option<State> {
-    let done = tokio::task::spawn_blocking(move || {
+    let mut done = tokio::task::spawn_blocking(move || {
         job(&mut state);
         state
     });
-    match done.await {
+    let finished = tokio::select! {
+        finished = &mut done => finished,
+        () = tokio::time::sleep(STUCK_AFTER) => {
+            tracing::warn!(
+                after = ?STUCK_AFTER,
+                "a reload or file poll is stuck reading a file: no reload can happen until it returns"
+            );
+            done.await
+        }
+    };
+    match finished {
         Ok(state) => Some(state),
         Err(e) => {
             tracing::error!(error = %e, "the reloader failed: reloads stop, the current config keeps serving");
@@ -220,12 +259,19 @@ impl State {
         }
     }
 
+    fn fingerprint(&mut self) -> u64 {
+        let serving = &self.config;
+        self.watched.fingerprint(|| serving.references())
+    }
+}
+
+impl Watched {
     /// A hash of the config file and of every file it names: certificates and keys by content,
     /// tenant files by what their metadata says of their content (reading 100 000 tenant files
-    /// at every poll would take most of a core). The files are those the config on disk names if it can be read (a
-    /// new config may name files that do not exist yet: their arrival must count as a change),
-    /// else those of the serving config.
-    fn fingerprint(&mut self) -> u64 {
+    /// at every poll would take most of a core). The files are those the config on disk names
+    /// if it can be read (a new config may name files that do not exist yet: their arrival must
+    /// count as a change), else `fallback`'s: the serving config's.
+    fn fingerprint(&mut self, fallback: impl FnOnce() -> References) -> u64 {
         let mut hasher = DefaultHasher::new();
         // Without a file (a config given in code), only the files the serving config names.
         let references = match self.path.clone() {
@@ -239,12 +285,12 @@ impl State {
                     }
                 };
                 text.hash(&mut hasher);
-                self.references_on_disk(&path, &text)
+                self.references_on_disk(&path, &text, fallback)
             }
-            None => self.config.references(),
+            None => fallback(),
         };
         let tenant_files = match &references.hosts_dir {
-            Some(dir) => config::tenant_files_with_metadata(dir).unwrap_or_else(|e| {
+            Some(dir) => config::tenant_files(dir).unwrap_or_else(|e| {
                 e.kind().hash(&mut hasher);
                 Vec::new()
             }),
@@ -252,7 +298,10 @@ impl State {
         };
         for (file, metadata) in &tenant_files {
             file.hash(&mut hasher);
-            hash_identity(metadata, &mut hasher);
+            match metadata {
+                Ok(metadata) => hash_identity(metadata, &mut hasher),
+                Err(e) => e.kind().hash(&mut hasher),
+            }
         }
         for file in &references.certificates {
             file.hash(&mut hasher);
@@ -265,7 +314,12 @@ impl State {
     }
 
     /// The files the config text on disk names, parsed again only when the text changed.
-    fn references_on_disk(&mut self, path: &std::path::Path, text: &[u8]) -> References {
+    fn references_on_disk(
+        &mut self,
+        path: &std::path::Path,
+        text: &[u8],
+        fallback: impl FnOnce() -> References,
+    ) -> References {
         let mut hasher = DefaultHasher::new();
         text.hash(&mut hasher);
         let text_hash = hasher.finish();
@@ -277,7 +331,7 @@ impl State {
         let references = std::str::from_utf8(text)
             .ok()
             .and_then(|text| config::references_in(path, text))
-            .unwrap_or_else(|| self.config.references());
+            .unwrap_or_else(fallback);
         self.references = Some((text_hash, references.clone()));
         references
     }

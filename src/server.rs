@@ -124,6 +124,15 @@ impl Server {
     /// `config_path` is the file to reload on SIGHUP and when it changes; `None` for the
     /// embedded default.
     pub async fn bind(config: Config, config_path: Option<PathBuf>) -> Result<Server, ServeError> {
+        Self::bind_watched(config, config_path, None).await
+    }
+
+    /// As `bind`, with the watched files as they were before `config` was loaded from them.
+    pub(crate) async fn bind_watched(
+        config: Config,
+        config_path: Option<PathBuf>,
+        watched: Option<(reload::Watched, u64)>,
+    ) -> Result<Server, ServeError> {
         let metrics = Metrics::new();
         let generation = Generation::build(config, &metrics)?;
         metrics.set_certificates(generation.certificates.clone());
@@ -147,7 +156,13 @@ impl Server {
             let handler: Handler = Arc::new(move |req, _, _| admin.handle(req));
             listeners.push(Listener::fixed(ListenerKind::Admin, addr, handler, &config).await?);
         }
-        let reloader = reload::Reloader::new(config_path, generation, endpoint_tx, metrics.clone());
+        let reloader = reload::Reloader::new(
+            config_path,
+            watched,
+            generation,
+            endpoint_tx,
+            metrics.clone(),
+        );
         Ok(Server {
             listeners,
             cap: Cap {

@@ -33,7 +33,7 @@ pub fn init(format: LogFormat) {
 pub(crate) fn config_warnings(warnings: &[Problem]) {
     for warning in warnings {
         tracing::warn!(
-            file = %warning.file,
+            file = %warning.file_shown(),
             line = warning.line,
             key = %warning.key,
             "{}",

@@ -734,6 +734,7 @@ fn a_hosts_dir_must_exist_and_some_file_must_hold_a_host() {
     let missing = tempfile::tempdir().unwrap();
     std::fs::write(missing.path().join("c.toml"), &main).unwrap();
     let errs = Config::load(&missing.path().join("c.toml")).unwrap_err();
+    assert_eq!(errs.problems.len(), 1, "one error explains it: {errs}");
     let message = errs.to_string();
     assert!(
         message.contains(":2: hosts_dir cannot read the folder") && message.contains("hosts.d"),
@@ -809,4 +810,66 @@ fn the_local_development_config_loads_without_warnings() {
     let host = &loaded.config.hosts[0];
     assert_eq!(host.origin.to_string(), "http://localhost:9300");
     assert!(host.per_server_subdomains);
+}
+
+#[cfg(unix)]
+#[test]
+fn tenant_entries_that_are_not_readable_files_are_named_never_skipped_silently() {
+    let main = format!("{LISTEN}hosts_dir = \"hosts.d\"\n");
+    let dir = tenant_folder(
+        &main,
+        &[("a.toml", &tenant("https://a.example.com", "a.sandbox.test"))],
+    );
+    let folder = dir.path().join("hosts.d");
+    // A symlink whose target is gone: the tenant is not served, so the config is refused.
+    std::os::unix::fs::symlink(dir.path().join("gone.toml"), folder.join("b.toml")).unwrap();
+    // A folder named like a tenant file: a warning, nothing to read.
+    std::fs::create_dir(folder.join("c.toml")).unwrap();
+    // A name that would break a line of output or of a text log.
+    std::fs::write(folder.join("d\nerror: forged.toml"), "not toml [").unwrap();
+    let problems = Config::load(&dir.path().join("c.toml"))
+        .unwrap_err()
+        .problems;
+    let shown: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+    assert_eq!(shown.len(), 2, "{shown:#?}");
+    assert!(
+        shown[0].starts_with(&format!(
+            "{}: cannot read the tenant file:",
+            folder.join("b.toml").display()
+        )),
+        "{shown:#?}"
+    );
+    assert!(
+        shown[1].contains("d\\nerror: forged.toml:1: not valid TOML") && !shown[1].contains('\n'),
+        "{shown:#?}"
+    );
+
+    std::fs::remove_file(folder.join("b.toml")).unwrap();
+    std::fs::remove_file(folder.join("d\nerror: forged.toml")).unwrap();
+    let loaded = Config::load(&dir.path().join("c.toml")).unwrap();
+    let warned: Vec<String> = loaded.warnings.iter().map(|w| w.to_string()).collect();
+    assert_eq!(
+        warned,
+        [format!(
+            "{}: is not a regular file: skipped",
+            folder.join("c.toml").display()
+        )]
+    );
+}
+
+#[test]
+fn a_hosts_dir_holding_the_main_file_does_not_read_it_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = format!(
+        "{LISTEN}hosts_dir = \".\"\n{}",
+        tenant("https://main.example.com", "main.sandbox.test")
+    );
+    std::fs::write(dir.path().join("c.toml"), main).unwrap();
+    std::fs::write(
+        dir.path().join("tenant.toml"),
+        tenant("https://t.example.com", "t.sandbox.test"),
+    )
+    .unwrap();
+    let loaded = Config::load(&dir.path().join("c.toml")).unwrap();
+    assert_eq!(loaded.config.hosts.len(), 2);
 }

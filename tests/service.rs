@@ -622,7 +622,9 @@ fn the_page_is_compressed_as_the_client_accepts_and_small_on_the_wire() {
         .unwrap();
     let wire = futures_body(br.into_body());
     assert_eq!(wire.len(), length);
-    assert!(wire.len() <= 6 * 1024, "{} bytes on the wire", wire.len());
+    // The page and its relay, minified by build.rs: 6.2 KiB with brotli since the relay learned
+    // to reload itself for a host's csp. A budget, so that growth is a decision.
+    assert!(wire.len() <= 7 * 1024, "{} bytes on the wire", wire.len());
     let mut decoded = String::new();
     brotli::Decompressor::new(&wire[..], 4096)
         .read_to_string(&mut decoded)

@@ -22,6 +22,8 @@ parent.postMessage('a bare string', '*');
 // Reserved for the proxy, JSON-RPC or not: never relayed.
 parent.postMessage({ method: 'ui/notifications/sandbox-proxy-ready', params: {} }, '*');
 parent.postMessage('ui/notifications/sandbox-resource-ready', '*');
+parent.postMessage([{ type: 'batched' }, { jsonrpc: '2.0', method: 'ui/notifications/sandbox-proxy-ready' }], '*');
+parent.postMessage(new String('ui/notifications/sandbox-proxy-ready'), '*');
 parent.postMessage({ type: 'tool_call', requestId: 'r1', name: 'get_weather', arguments: { city: 'Oslo' } }, '*');
 </script></body>`;
 
