@@ -169,17 +169,15 @@ impl Problem {
     /// from tenant tooling; a newline in one must not forge a line of `check`'s output or of a
     /// text log.
     pub(crate) fn file_shown(&self) -> String {
-        self.file
-            .chars()
-            .flat_map(|c| {
-                let escaped: Vec<char> = if c.is_control() {
-                    c.escape_default().collect()
-                } else {
-                    vec![c]
-                };
-                escaped
-            })
-            .collect()
+        let mut shown = String::with_capacity(self.file.len());
+        for c in self.file.chars() {
+            if c.is_control() {
+                shown.extend(c.escape_default());
+            } else {
+                shown.push(c);
+            }
+        }
+        shown
     }
 }
 

@@ -186,48 +186,27 @@ impl Metrics {
                 );
             }
         }
-        header(
+        per_host_counter(
             &mut out,
             "csp_entries_dropped_total",
-            "counter",
             "Declared ?csp= entries dropped as not a safe host-source.",
+            all_hosts.clone(),
+            |c| &c.dropped_csp_entries,
         );
-        for (origin, counters) in all_hosts.clone() {
-            let value = counters.dropped_csp_entries.load(Relaxed);
-            let _ = writeln!(
-                out,
-                "{PREFIX}_csp_entries_dropped_total{{host=\"{}\"}} {value}",
-                escape(origin)
-            );
-        }
-        header(
+        per_host_counter(
             &mut out,
             "policy_upgrades_total",
-            "counter",
             "Pages the relay reloaded with the ?csp= its resource declared (the host sent the csp only in sandbox-resource-ready).",
+            all_hosts.clone(),
+            |c| &c.policy_upgrades,
         );
-        for (origin, counters) in all_hosts.clone() {
-            let value = counters.policy_upgrades.load(Relaxed);
-            let _ = writeln!(
-                out,
-                "{PREFIX}_policy_upgrades_total{{host=\"{}\"}} {value}",
-                escape(origin)
-            );
-        }
-        header(
+        per_host_counter(
             &mut out,
             "embedder_mismatches_total",
-            "counter",
             "Page requests framed by another origin than the page's host (the browser refuses the frame).",
+            all_hosts,
+            |c| &c.embedder_mismatches,
         );
-        for (origin, counters) in all_hosts {
-            let value = counters.embedder_mismatches.load(Relaxed);
-            let _ = writeln!(
-                out,
-                "{PREFIX}_embedder_mismatches_total{{host=\"{}\"}} {value}",
-                escape(origin)
-            );
-        }
         drop(hosts);
         gauge(
             &mut out,
@@ -320,6 +299,25 @@ impl Metrics {
 fn header(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP {PREFIX}_{name} {help}");
     let _ = writeln!(out, "# TYPE {PREFIX}_{name} {kind}");
+}
+
+/// A counter with one series per host origin (the empty origin: requests that matched none).
+fn per_host_counter<'h>(
+    out: &mut String,
+    name: &str,
+    help: &str,
+    hosts: impl Iterator<Item = (&'h str, &'h Arc<HostCounters>)>,
+    value: impl Fn(&HostCounters) -> &AtomicU64,
+) {
+    header(out, name, "counter", help);
+    for (origin, counters) in hosts {
+        let value = value(counters).load(Relaxed);
+        let _ = writeln!(
+            out,
+            "{PREFIX}_{name}{{host=\"{}\"}} {value}",
+            escape(origin)
+        );
+    }
 }
 
 fn counter(out: &mut String, name: &str, help: &str, value: u64) {

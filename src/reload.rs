@@ -44,7 +44,6 @@ pub(crate) struct Reloader {
 
 /// What the reloader's blocking work needs; it moves to the blocking pool and back.
 struct State {
-    path: Option<PathBuf>,
     config: Config,
     endpoint: watch::Sender<Arc<Endpoint>>,
     metrics: Arc<Metrics>,
@@ -78,19 +77,15 @@ impl Watched {
 }
 
 impl Reloader {
-    /// `watched`: the files as they were before `generation`'s config was loaded from them;
-    /// `None` takes them now.
+    /// `watched`: the files, and their fingerprint, as they were before `generation`'s config
+    /// was loaded from them.
     pub(crate) fn new(
-        path: Option<PathBuf>,
-        watched: Option<(Watched, u64)>,
+        (watched, fingerprint): (Watched, u64),
         generation: Generation,
         endpoint: watch::Sender<Arc<Endpoint>>,
         metrics: Arc<Metrics>,
     ) -> Self {
-        let (watched, fingerprint) =
-            watched.unwrap_or_else(|| Watched::before_loading(path.clone()));
         let state = State {
-            path,
             config: generation.config,
             endpoint,
             metrics,
@@ -106,8 +101,10 @@ impl Reloader {
 
     /// Watches for SIGHUP and file changes until `stop` changes.
     pub(crate) async fn run(self, mut stop: watch::Receiver<bool>) {
-        let Reloader { hangup, mut state } = self;
-        let mut hangup = hangup;
+        let Reloader {
+            mut hangup,
+            mut state,
+        } = self;
         let interval = state.config.watch_interval;
         // A zero interval turns polling off; the tick branch is then disabled below.
         let period = if interval.is_zero() {
@@ -185,7 +182,7 @@ impl State {
     /// Returns whether the new generation serves.
     fn reload(&mut self, trigger: &str) -> bool {
         let started = Instant::now();
-        let Loaded { config, warnings } = match &self.path {
+        let Loaded { config, warnings } = match &self.watched.path {
             Some(path) => match Config::load(path) {
                 Ok(loaded) => loaded,
                 Err(e) => return self.refuse(trigger, &e.to_string()),

@@ -156,13 +156,9 @@ impl Server {
             let handler: Handler = Arc::new(move |req, _, _| admin.handle(req));
             listeners.push(Listener::fixed(ListenerKind::Admin, addr, handler, &config).await?);
         }
-        let reloader = reload::Reloader::new(
-            config_path,
-            watched,
-            generation,
-            endpoint_tx,
-            metrics.clone(),
-        );
+        // Without a fingerprint taken before the config was loaded, the files as they are now.
+        let watched = watched.unwrap_or_else(|| reload::Watched::before_loading(config_path));
+        let reloader = reload::Reloader::new(watched, generation, endpoint_tx, metrics.clone());
         Ok(Server {
             listeners,
             cap: Cap {

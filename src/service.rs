@@ -82,6 +82,8 @@ struct RenderedPage {
     dropped: Vec<Dropped>,
     /// The one origin allowed to frame this page (`frame-ancestors`), as browsers serialize it.
     embedder: String,
+    /// The query marks the relay asking for its page again (see `is_policy_upgrade`).
+    policy_upgrade: bool,
 }
 
 /// One form of a page, with its `Content-Length`, its strong `ETag`, and its answer's headers
@@ -436,6 +438,7 @@ impl Service {
             tag,
             dropped: policy.dropped,
             embedder: origin.to_string(),
+            policy_upgrade: is_policy_upgrade(query),
         });
         self.pages.insert(index, query, &page);
         Ok(page)
@@ -470,7 +473,7 @@ impl Service {
             host.counters.count_embedder_mismatch();
             log_embedder_mismatch(host, &page.embedder, &framer);
         }
-        if is_policy_upgrade(req.uri().query()) {
+        if page.policy_upgrade {
             host.counters.count_policy_upgrade();
         }
         let encoding = Encoding::accepted_by(req);
@@ -742,11 +745,9 @@ fn log_embedder_mismatch(host: &Host, embedder: &str, framer: &str) {
 
 /// Whether the relay asked for this page: it reloads its own page once, marked so, when a
 /// resource declares domains that the served policy lacks.
-fn is_policy_upgrade(query: Option<&str>) -> bool {
-    query.is_some_and(|query| {
-        url::form_urlencoded::parse(query.as_bytes())
-            .any(|(key, value)| key == UPGRADE_PARAMETER && value == "1")
-    })
+fn is_policy_upgrade(query: &str) -> bool {
+    url::form_urlencoded::parse(query.as_bytes())
+        .any(|(key, value)| key == UPGRADE_PARAMETER && value == "1")
 }
 
 /// The query parameter that marks a page the relay asked for again (see `is_policy_upgrade`).
