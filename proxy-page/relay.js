@@ -105,8 +105,9 @@
     });
     mount(kept.resource, kept.reloads);
   }
-  // A host must never wait for nothing: without a view from a kept resource, say ready.
-  if (!view) postToHost({ jsonrpc: '2.0', method: PROXY_READY, params: {} });
+  // A host must never wait for nothing: without a view from a kept resource (or a reload under
+  // way for it), say ready.
+  if (!view && !upgrading) postToHost({ jsonrpc: '2.0', method: PROXY_READY, params: {} });
 
   // SECURITY: the service sets no cookie, so every cookie this page can see was set by a view,
   // for this name or a parent one that every MCP server's label shares: a note from one

@@ -458,6 +458,9 @@ document.body.appendChild(f);
       window.sendResource({ html, csp });
     }, [view("report('mounted', 'first')"), view("report('mounted', 'second')"), second]);
     assert.equal(await report(page, 'mounted'), 'second');
+    const ready = (await page.evaluate(() => window.received)).filter(
+      (m) => m.data.method === 'ui/notifications/sandbox-proxy-ready');
+    assert.equal(ready.length, 1, 'the host heard ready once, through both reloads');
     const url = await proxyUrlNow(page);
     assert.equal(url.searchParams.get('upgrade'), '1');
     // Only strings go in the query: the service would answer 400 to the number.
