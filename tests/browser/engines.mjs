@@ -256,10 +256,24 @@ async function switchTo(driver, path) {
 export async function until(check, what, timeout = 15_000, interval = 100) {
   const deadline = Date.now() + timeout;
   for (;;) {
-    const value = await check();
+    const value = await bounded(check(), deadline - Date.now() + 1000, what);
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
     await new Promise((r) => setTimeout(r, interval));
+  }
+}
+
+/** `promise`, or a failure naming `what` after `ms`: a driver call that never returns (seen
+ * once in WebKit) then fails its wait, instead of silently using up the test's own timeout. */
+async function bounded(promise, ms, what) {
+  let timer;
+  const stuck = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out waiting until ${what}: a check did not return`)), Math.max(ms, 0));
+  });
+  try {
+    return await Promise.race([promise, stuck]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
