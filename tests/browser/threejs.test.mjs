@@ -11,7 +11,11 @@ import { launch, selectedEngines, until, hookConsole, collectHooked } from './en
 
 const THREEJS_VIEW = readFileSync(join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-threejs', 'dist', 'mcp-app.html'), 'utf8');
 
-for (const engine of selectedEngines()) {
+// Not WebKitGTK: under Xvfb its browser process sometimes dies while the three.js view runs
+// (its WebDriver then waits forever, and the whole suite with it). Seen twice in about fifteen
+// runs, once in CI; the cause is not found. So the relay's WebKit-only path (an eval refusal
+// reported on the proxy page's document) has no test of its own until this runs there again.
+for (const engine of selectedEngines().filter((e) => e !== 'webkit')) {
   describe(`the three.js example view (${engine})`, () => {
     let browser, proxy, hostServer, hostOrigin, port;
 
