@@ -19,6 +19,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::csp::{OptIn, OptIns};
+use crate::limits::MAX_QUERY_BYTES;
 use crate::origin::{Embedder, Origin, OriginPattern, SandboxName, site_guess};
 
 /// The development default that `serve` runs without `--config`.
@@ -708,7 +709,11 @@ impl<'a> Walker<'a> {
         let counts: [(&str, &mut usize, usize); 7] = [
             ("max_connections", &mut limits.max_connections, 1 << 24),
             ("max_header_bytes", &mut limits.max_header_bytes, 1 << 20),
-            ("max_query_bytes", &mut limits.max_query_bytes, 1 << 20),
+            (
+                "max_query_bytes",
+                &mut limits.max_query_bytes,
+                MAX_QUERY_BYTES,
+            ),
             ("h2_max_concurrent_streams", &mut streams, 10_000),
             ("max_unsent_bytes", &mut limits.max_unsent_bytes, 1 << 30),
             ("page_cache_bytes", &mut limits.page_cache_bytes, 1 << 34),

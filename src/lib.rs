@@ -27,6 +27,7 @@ mod generation;
 mod http1;
 mod idle;
 mod io;
+mod limits;
 mod memory;
 pub mod metrics;
 #[cfg(test)]
@@ -38,6 +39,13 @@ pub mod server;
 pub mod service;
 pub mod telemetry;
 pub mod tls;
+
+/// The HTTP/1 head reader's scanner and its limits, for the property tests and the `heads`
+/// fuzz target, which hold it to httparse; not a stable interface.
+#[doc(hidden)]
+pub use io::head::HeadScanner;
+#[doc(hidden)]
+pub use limits::{HeadLimits, Refusal};
 
 /// `<version> (<git revision>)`, as `--version` prints it.
 pub(crate) const VERSION: &str = concat!(

@@ -34,8 +34,9 @@ use crate::generation::{Endpoint, Generation, Handler};
 use crate::idle::OpenConnections;
 use crate::io::activity::Activity;
 use crate::io::deadline::{Deadlined, Deadlines, is_deadline};
-use crate::io::head::{HeadFilter, HeadLimits, MAX_FIELDS, REQUEST_LINE_SLACK};
+use crate::io::head::HeadFilter;
 use crate::io::prefixed::Prefixed;
+use crate::limits::{HeadLimits, MAX_FIELDS, REQUEST_LINE_SLACK};
 use crate::metrics::Metrics;
 use crate::service::Transport;
 use crate::{admin, demo, http1, memory, reload, tls};
@@ -491,7 +492,7 @@ async fn serve_connection(
             let sni = session.server_name().map(str::to_owned);
             activity = Activity::new();
             let tracked = listed.map(|open| open.track(activity.clone()));
-            let io = Deadlined::new(tls_stream, activity.clone(), deadlines, h2);
+            let io = Deadlined::new(tls_stream, activity.clone(), deadlines);
             let tls = Some(sni);
             let serving = serve_http(io, h2, tls, &endpoint, activity, drain, metrics.cloned());
             (serving, tracked)
@@ -511,7 +512,7 @@ async fn serve_connection(
                 }
             };
             let tracked = listed.map(|open| open.track(activity.clone()));
-            let io = Deadlined::new(stream, activity.clone(), deadlines, h2);
+            let io = Deadlined::new(stream, activity.clone(), deadlines);
             let serving = serve_http(io, h2, None, &endpoint, activity, drain, metrics.cloned());
             (serving, tracked)
         }
@@ -623,7 +624,7 @@ where
             .keep_alive(true);
         // Boxed apart from the future that serves it: the stream (TLS state included) then
         // takes its own size once, however many places the future keeps for it.
-        let io = Box::new(HeadFilter::new(io, head_limits));
+        let io = Box::new(HeadFilter::new(io, head_limits, activity.clone()));
         Box::pin(http1::serve(io, builder, service, drain, activity, metrics))
     }
 }

@@ -15,7 +15,7 @@ use http::{Method, Request, Response, StatusCode};
 use crate::compress::{self, Encoding};
 use crate::config::{Config, HostEntry, RelayMessages};
 use crate::csp::{Dropped, OptIns, QueryError, policy_for_query};
-use crate::io::head::{MAX_FIELDS, REFUSAL_FIELD, REQUEST_LINE_SLACK, Refusal};
+use crate::limits::{MAX_FIELDS, REFUSAL_FIELD, REQUEST_LINE_SLACK, Refusal};
 use crate::metrics::{HostCounters, Metrics};
 use crate::origin::{Embedder, Origin, is_dns_label, split_host_port};
 use crate::page::{PageTemplate, RelaySettings};

@@ -292,6 +292,11 @@ fn limits_are_checked() {
             "max_query_bytes = \"big\"",
             "limits.max_query_bytes must be a whole number",
         ),
+        // Beyond it, a request line could hold a target longer than hyper takes (65 534).
+        (
+            "max_query_bytes = 61439",
+            "limits.max_query_bytes must be a whole number from 1 to 61438",
+        ),
     ];
     for (line, message) in cases {
         let errs = errors(&format!("{base}[limits]\n{line}\n"));

@@ -159,6 +159,24 @@ async fn idle_keep_alive_lasts_the_idle_deadline_not_the_header_deadline() {
     running.stop().await;
 }
 
+#[tokio::test]
+async fn a_head_begun_in_the_read_that_ended_the_last_is_held_to_the_header_deadline() {
+    // One write: a whole request and the first bytes of the next. The second head began, so
+    // the header deadline (1 s) holds it, not the idle one (20 s).
+    let running = Running::start(&config(&deadlines("", "10s", "1s", "20s"))).await;
+    let mut conn = TcpStream::connect(running.addr).await.unwrap();
+    conn.write_all(b"GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\n\r\nGET / HT")
+        .await
+        .unwrap();
+    assert!(read_response(&mut conn).await.starts_with("HTTP/1.1 200"));
+    let closed = closed_after(&mut conn).await;
+    assert!(
+        closed.is_some_and(|after| after < Duration::from_secs(10)),
+        "closed at the header deadline, not the idle one: {closed:?}"
+    );
+    running.stop().await;
+}
+
 /// Reads one response with a Content-Length body.
 async fn read_response<S: tokio::io::AsyncRead + Unpin>(conn: &mut S) -> String {
     let mut responses = read_responses(conn, 1).await;

@@ -4,7 +4,9 @@
 
 mod common;
 
+use common::heads;
 use common::properties::{self, Site};
+use mcp_sandbox_proxy::HeadLimits;
 
 /// xorshift64*: small, seeded, the same sequence on every machine.
 struct Rng(u64);
@@ -211,5 +213,24 @@ fn routing_serves_only_configured_names() {
             })
             .collect();
         properties::check_routing(&sites, &authorities);
+    }
+}
+
+#[test]
+fn the_head_reader_agrees_with_httparse_within_its_bounds_for_any_split() {
+    let mut rng = Rng(0x5eed_0004);
+    for _ in 0..30_000 {
+        let input = heads::random_head(&mut |n| rng.below(n));
+        let limits = HeadLimits {
+            request_line: [24, 64, 200, 4096][rng.below(4)],
+            fields: [16, 64, 300, 16_384][rng.below(4)],
+        };
+        let cuts: Vec<usize> = (0..rng.below(8))
+            .map(|_| rng.below(input.len() + 1))
+            .collect();
+        heads::check_heads(&input, &cuts, limits);
+        // Byte by byte too: the split that meets every state at every offset.
+        let every: Vec<usize> = (0..input.len()).collect();
+        heads::check_heads(&input, &every, limits);
     }
 }

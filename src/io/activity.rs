@@ -19,8 +19,11 @@ pub(crate) struct Activity {
     /// Milliseconds after `started_at` when the last request was answered (or the connection
     /// began).
     idle_since_ms: AtomicU64,
-    /// HTTP/1: bytes of a next request head have arrived and it has not been answered yet.
-    head_in_progress: AtomicBool,
+    /// HTTP/1: heads whose first byte has arrived. More of them than `requests`: a head is
+    /// in progress (or read and not yet answered).
+    heads_begun: AtomicU64,
+    /// Milliseconds after `started_at` when the newest head's first byte arrived.
+    head_started_ms: AtomicU64,
     first_request: Notify,
     /// Set once, when the connection is asked to close to make room for another.
     evicted: AtomicBool,
@@ -33,7 +36,8 @@ impl Activity {
             started_at: Instant::now(),
             requests: AtomicU64::new(0),
             idle_since_ms: AtomicU64::new(0),
-            head_in_progress: AtomicBool::new(false),
+            heads_begun: AtomicU64::new(0),
+            head_started_ms: AtomicU64::new(0),
             first_request: Notify::new(),
             evicted: AtomicBool::new(false),
             eviction: Notify::new(),
@@ -60,18 +64,28 @@ impl Activity {
 
     /// Counts an answered request and restarts the idle clock from now.
     pub(crate) fn answered(&self) {
-        let elapsed = u64::try_from(self.started_at.elapsed().as_millis()).unwrap_or(u64::MAX);
         // The idle clock first: a reader that sees the new count must see its time too.
-        self.idle_since_ms.store(elapsed, Relaxed);
-        self.head_in_progress.store(false, Relaxed);
+        self.idle_since_ms.store(self.elapsed_ms(), Relaxed);
         if self.requests.fetch_add(1, Relaxed) == 0 {
             self.first_request.notify_waiters();
         }
     }
 
-    /// HTTP/1: the first byte of a request head arrived.
-    pub(crate) fn head_begun(&self) {
-        self.head_in_progress.store(true, Relaxed);
+    /// HTTP/1: the first byte of a request head arrived, the `count`th of the connection.
+    pub(crate) fn heads_begun(&self, count: u64) {
+        self.head_started_ms.store(self.elapsed_ms(), Relaxed);
+        self.heads_begun.store(count, Relaxed);
+    }
+
+    /// HTTP/1: when the head being read began, while one is (one that is read and waits for
+    /// its answer counts too: its answer comes before anything else is read).
+    pub(crate) fn head_started(&self) -> Option<Instant> {
+        (self.heads_begun.load(Relaxed) > self.requests())
+            .then(|| self.started_at + Duration::from_millis(self.head_started_ms.load(Relaxed)))
+    }
+
+    fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.started_at.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
     pub(crate) fn idle_since(&self) -> Instant {
@@ -82,7 +96,7 @@ impl Activity {
     /// arrived, and it was not asked to close already. Closing it loses nothing but the
     /// connection (browsers retry a request on a new one when a kept connection closes).
     pub(crate) fn is_idle_keep_alive(&self) -> bool {
-        self.requests() > 0 && !self.head_in_progress.load(Relaxed) && !self.is_evicted()
+        self.requests() > 0 && self.head_started().is_none() && !self.is_evicted()
     }
 
     pub(crate) fn is_evicted(&self) -> bool {

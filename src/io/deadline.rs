@@ -26,17 +26,15 @@ pub(crate) struct Deadlines {
 
 /// A stream whose reads fail with `TimedOut` once the current phase's deadline passes:
 /// - before the first request: `header_read` from the connection's start (a silent client);
-/// - HTTP/1, bytes of a new head arrived: `header_read` from its first byte (a slow client);
-/// - nothing new read: `idle` from the answer to the last request.
+/// - HTTP/1, a head begun and not yet answered: `header_read` from its first byte (a slow
+///   client), as the head reader tells `Activity`, which knows where one head ends and the
+///   next begins even within one read;
+/// - otherwise: `idle` from the answer to the last request. HTTP/2 frames are not activity:
+///   browsers answer the server's keep-alive pings, so only an answered request restarts it.
 pub(crate) struct Deadlined<S> {
     inner: S,
     activity: Arc<Activity>,
     deadlines: Deadlines,
-    http2: bool,
-    /// When the first byte of a not yet complete HTTP/1 head arrived.
-    head_started: Option<Instant>,
-    /// Requests seen when `head_started` was set: a new request means that head completed.
-    requests_at_head: u64,
     sleep: Pin<Box<Sleep>>,
     expired: bool,
     /// When writes stopped making progress (the client stopped reading).
@@ -45,20 +43,12 @@ pub(crate) struct Deadlined<S> {
 }
 
 impl<S> Deadlined<S> {
-    pub(crate) fn new(
-        inner: S,
-        activity: Arc<Activity>,
-        deadlines: Deadlines,
-        http2: bool,
-    ) -> Self {
+    pub(crate) fn new(inner: S, activity: Arc<Activity>, deadlines: Deadlines) -> Self {
         let first = activity.started_at() + deadlines.header_read;
         Deadlined {
             inner,
             activity,
             deadlines,
-            http2,
-            head_started: None,
-            requests_at_head: 0,
             sleep: Box::pin(tokio::time::sleep_until(first)),
             expired: false,
             write_stuck_since: None,
@@ -66,30 +56,13 @@ impl<S> Deadlined<S> {
         }
     }
 
-    fn deadline(&mut self) -> Instant {
-        let requests = self.activity.requests();
-        if requests != self.requests_at_head {
-            self.head_started = None;
-        }
-        if requests == 0 {
+    fn deadline(&self) -> Instant {
+        if self.activity.requests() == 0 {
             return self.activity.started_at() + self.deadlines.header_read;
         }
-        match self.head_started {
-            Some(started) if !self.http2 => started + self.deadlines.header_read,
-            _ => self.activity.idle_since() + self.deadlines.idle,
-        }
-    }
-
-    fn saw_bytes(&mut self) {
-        // HTTP/2: frames are not activity. Browsers answer the server's keep-alive pings, so
-        // only a request restarts the idle clock (when it is answered, in `Activity::answered`).
-        if self.http2 {
-            return;
-        }
-        if self.head_started.is_none() {
-            self.head_started = Some(Instant::now());
-            self.requests_at_head = self.activity.requests();
-            self.activity.head_begun();
+        match self.activity.head_started() {
+            Some(started) => started + self.deadlines.header_read,
+            None => self.activity.idle_since() + self.deadlines.idle,
         }
     }
 }
@@ -103,15 +76,8 @@ impl<S: AsyncRead + Unpin> AsyncRead for Deadlined<S> {
         if self.expired {
             return Poll::Ready(Err(io::ErrorKind::TimedOut.into()));
         }
-        let before = buf.filled().len();
         match Pin::new(&mut self.inner).poll_read(cx, buf) {
-            Poll::Ready(Ok(())) => {
-                if buf.filled().len() > before {
-                    self.saw_bytes();
-                }
-                Poll::Ready(Ok(()))
-            }
-            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Ready(result) => Poll::Ready(result),
             Poll::Pending => {
                 let deadline = self.deadline();
                 if self.sleep.deadline() != deadline {

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod heads;
 pub mod net;
 pub mod process;
 pub mod properties;

@@ -219,6 +219,46 @@ function closedWindows(port, connections) {
   return () => sessions.forEach((s) => s.destroy());
 }
 
+/**
+ * Clients that send the costliest heads the limits let through, each at 2 Mbit/s (what kept a
+ * core busy when a head's cost grew with the square of its length), or that stream bare CRs
+ * into a head at that rate until it is refused, then connect again: a head's cost per byte must
+ * stay that of any head, so the good loop must not notice them.
+ */
+const WORST_HEAD_BYTES_PER_TICK = 12_800; // every 50 ms: 256 KiB/s, 2 Mbit/s per client
+function worstHeads(port, connections) {
+  const fields = [`Host: ${NAME}`, 'Accept: */*'];
+  const head = (before, extra) => `${before}GET / HTTP/1.1\r\n${[...fields, ...extra].map((f) => `${f}\r\n`).join('')}\r\n`;
+  const shapes = [
+    head('\r\n'.repeat(8192), []),
+    head('', Array.from({ length: 98 }, () => 'a:b')),
+    head('', [`X-Fill: ${'v'.repeat(16 * 1024 - 64)}`]),
+    head('', [`Cookie: ${'c=v; '.repeat(16 * 1024)}`]),
+  ];
+  let stopping = false;
+  const sockets = new Set();
+  function connect(i) {
+    if (stopping) return;
+    const socket = tls.connect({ host: '127.0.0.1', port, servername: NAME, rejectUnauthorized: false });
+    sockets.add(socket);
+    const bareCrs = i % (shapes.length + 1) === shapes.length;
+    const text = bareCrs ? '\r'.repeat(WORST_HEAD_BYTES_PER_TICK) : shapes[i % (shapes.length + 1)];
+    const repeat = Math.max(1, Math.round(WORST_HEAD_BYTES_PER_TICK / text.length));
+    const tick = Buffer.from(text.repeat(repeat), 'latin1');
+    let timer;
+    socket.on('secureConnect', () => {
+      if (bareCrs) socket.write(`GET / HTTP/1.1\r\nHost: ${NAME}\r\n`);
+      timer = setInterval(() => { if (!socket.destroyed && socket.writableLength < 1 << 20) socket.write(tick); }, 50);
+    });
+    socket.resume();
+    socket.on('error', () => {});
+    // Refused (the bare CRs) or cut: again, after a pause, until the phase ends.
+    socket.on('close', () => { clearInterval(timer); sockets.delete(socket); setTimeout(() => connect(i), 50); });
+  }
+  for (let i = 0; i < connections; i++) connect(i);
+  return () => { stopping = true; sockets.forEach((s) => s.destroy()); };
+}
+
 function p99(values = []) {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
@@ -284,6 +324,8 @@ releaseHeld();
 await runPhase('certificate swaps and SIGHUP every 200 ms', () => reloadStorm(service.child));
 await runPhase(`${SETTINGS.attackConnections} HTTP/2 connections × ${STREAMS} streams, windows closed`,
   () => closedWindows(service.port, SETTINGS.attackConnections));
+await runPhase(`${SETTINGS.attackConnections} clients sending the worst heads the limits allow, 2 Mbit/s each`,
+  () => worstHeads(service.port, SETTINGS.attackConnections));
 await runPhase('after the faults');
 const scan = testssl(service.port);
 // SIGTERM: the loop stops sending (as a load balancer does once readiness flips), what was sent

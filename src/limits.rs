@@ -1,0 +1,115 @@
+//! Head limits and the refusal protocol: what an HTTP/1 head may spend on what, and how the head
+//! reader (`io::head`) tells the service (`service`) that it refused one.
+//!
+//! hyper answers a head it refuses itself, with a bare status line and none of the security
+//! headers. So the head reader refuses first, and hands hyper a request of its own instead: a
+//! `GET` carrying [`REFUSAL_FIELD`] with a [`Refusal`] token, which the service answers with its
+//! own error, headers and `Connection: close`.
+
+/// The field a refusal request carries; its value is a [`Refusal`] token.
+pub(crate) const REFUSAL_FIELD: &str = "x-mcp-sandbox-proxy-refused";
+
+/// At most this many fields in a head, as hyper is configured (its default `max_headers`).
+pub(crate) const MAX_FIELDS: usize = 100;
+
+/// What a head may hold besides its query: method, path, version and their separators.
+pub(crate) const REQUEST_LINE_SLACK: usize = 4096;
+
+/// The longest request target hyper takes; a longer one is its own bare `414`.
+pub(crate) const MAX_TARGET: usize = u16::MAX as usize - 1;
+
+/// The highest `limits.max_query_bytes`: the request line may then be [`MAX_TARGET`] long,
+/// and the target within it is shorter, so hyper never answers a target itself.
+pub(crate) const MAX_QUERY_BYTES: usize = MAX_TARGET - REQUEST_LINE_SLACK;
+
+/// The longest field name hyper takes; a longer one is its own bare `431`.
+pub(crate) const MAX_FIELD_NAME: usize = (1 << 16) - 1;
+
+/// Why a head was not passed on. The service answers each with its own status and text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The fields other than `Cookie` are over `limits.max_header_bytes`, or more than
+    /// [`MAX_FIELDS`].
+    FieldsTooLarge,
+    /// The request line is longer than the query limit and the slack allow.
+    TargetTooLong,
+    /// hyper could not read it.
+    Malformed,
+    /// It announces a body (`Content-Length` other than 0, or `Transfer-Encoding`).
+    Body,
+}
+
+impl Refusal {
+    const ALL: [Refusal; 4] = [
+        Refusal::FieldsTooLarge,
+        Refusal::TargetTooLong,
+        Refusal::Malformed,
+        Refusal::Body,
+    ];
+
+    pub(crate) fn token(self) -> &'static str {
+        match self {
+            Refusal::FieldsTooLarge => "fields-too-large",
+            Refusal::TargetTooLong => "target-too-long",
+            Refusal::Malformed => "malformed",
+            Refusal::Body => "body",
+        }
+    }
+
+    pub(crate) fn from_token(token: &[u8]) -> Option<Refusal> {
+        Refusal::ALL
+            .into_iter()
+            .find(|r| r.token().as_bytes() == token)
+    }
+
+    /// The request hyper reads instead of the refused head.
+    pub(crate) fn request(self) -> String {
+        format!(
+            "GET / HTTP/1.1\r\n{REFUSAL_FIELD}: {}\r\nconnection: close\r\n\r\n",
+            self.token()
+        )
+    }
+}
+
+/// How much of a head may be spent on what. Every byte the head reader keeps is charged to one
+/// of these first.
+#[derive(Clone, Copy, Debug)]
+pub struct HeadLimits {
+    /// Bytes of the request line, its line ending included (empty lines before it are
+    /// dropped and cost nothing).
+    pub request_line: usize,
+    /// Bytes of the head after its request line, line endings and the empty line that ends it
+    /// included, with each `Cookie` line counted as its marker `cookie: -\r\n`.
+    pub fields: usize,
+}
+
+impl HeadLimits {
+    /// The most a head can be once filtered: what hyper's buffer must hold.
+    pub fn filtered_max(&self) -> usize {
+        self.request_line + self.fields
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusal_tokens_round_trip() {
+        for refusal in Refusal::ALL {
+            assert_eq!(
+                Refusal::from_token(refusal.token().as_bytes()),
+                Some(refusal)
+            );
+        }
+        assert_eq!(Refusal::from_token(b"other"), None);
+    }
+
+    #[test]
+    fn a_request_line_within_the_highest_query_limit_fits_hypers_target_limit() {
+        // The shortest method, the version and the shortest line end around the target.
+        let around_target = "A  HTTP/1.1\n".len();
+        let longest_line = MAX_QUERY_BYTES + REQUEST_LINE_SLACK;
+        assert!(longest_line - around_target <= MAX_TARGET);
+    }
+}
