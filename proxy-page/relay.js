@@ -30,12 +30,6 @@
   // resource while that one's reload was under way.
   var MAX_RELOADS = 2;
   var DEFAULT_SANDBOX = ['allow-scripts', 'allow-same-origin', 'allow-forms'];
-  // SECURITY: a host override can only pick from these. Never allow-top-navigation*: a view must
-  // not replace the chat it is shown in.
-  var SANDBOX_ALLOWLIST = [
-    'allow-scripts', 'allow-same-origin', 'allow-forms', 'allow-popups',
-    'allow-popups-to-escape-sandbox', 'allow-modals', 'allow-downloads', 'allow-pointer-lock'
-  ];
   // spec: permissions keys → Permissions Policy features of the inner frame's `allow`.
   var PERMISSION_FEATURES = {
     camera: 'camera',
@@ -49,6 +43,12 @@
   // The operator's per-host opt-in (relay_messages = "any"): views and host that speak a wire
   // of their own. Only what is relayed changes; whom messages come from and go to does not.
   var anyMessages = config.messages === 'any';
+  // SECURITY: the tokens this host's views may ever get (the operator's view_sandbox); a host
+  // override can only pick from these, and the default is cut to them. Never
+  // allow-top-navigation*: a view must not replace the chat it is shown in. The page's own
+  // header carries the same set as a CSP sandbox policy, so nothing below the page has more,
+  // whatever a view does to its frames (WebKit forgets an ancestor's flags otherwise).
+  var viewSandbox = config.viewSandbox || ['allow-scripts'];
   var view = null;          // the inner <iframe>, once a resource is mounted in it
   var viewTarget = null;    // targetOrigin for posts to the view: our origin, or '*' when opaque
   var viewDocument = null;  // the document we wrote, for a same-origin view
@@ -396,7 +396,9 @@
   }
 
   function sandboxTokens(override) {
-    if (override === undefined || override === null) return DEFAULT_SANDBOX.slice();
+    if (override === undefined || override === null) {
+      return DEFAULT_SANDBOX.filter(function (token) { return viewSandbox.indexOf(token) !== -1; });
+    }
     if (typeof override !== 'string') {
       // A malformed override must not fall back to the wider default.
       console.warn('[sandbox] params.sandbox is not a string: mounting with "allow-scripts" only');
@@ -405,8 +407,9 @@
     var tokens = [];
     override.split(/\s+/).forEach(function (token) {
       if (!token) return;
-      if (SANDBOX_ALLOWLIST.indexOf(token) === -1) {
-        console.warn('[sandbox] ignored sandbox token "' + token + '": not on the allowlist');
+      if (viewSandbox.indexOf(token) === -1) {
+        console.warn('[sandbox] ignored sandbox token "' + token + '": not one this host\'s views ' +
+          'may get (the operator\'s view_sandbox: ' + viewSandbox.join(' ') + ')');
       } else if (tokens.indexOf(token) === -1) {
         tokens.push(token);
       }

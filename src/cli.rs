@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use http::{Request, header};
 
 use crate::config::{Config, Loaded, RelayMessages};
+use crate::sandbox::ViewSandbox;
 use crate::server::Server;
 use crate::service::Service;
 use crate::telemetry::LogFormat;
@@ -249,6 +250,18 @@ fn check(path: &Path) -> ExitCode {
         println!(
             "opt-in: views of {} exchange any message with the host, not only JSON-RPC (relay_messages = \"any\")",
             host.origin
+        );
+    }
+    // And what a host's views may do in their frames, where the operator changed it.
+    let default_sandbox = ViewSandbox::default();
+    for host in config
+        .hosts
+        .iter()
+        .filter(|h| h.view_sandbox != default_sandbox)
+    {
+        println!(
+            "sandbox: views of {} get at most \"{}\" (view_sandbox)",
+            host.origin, host.view_sandbox
         );
     }
     if let Some(files) = &config.tls {

@@ -13,6 +13,7 @@ use std::net::SocketAddr;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::str::FromStr;
 use std::time::Duration;
 
 use toml::Spanned;
@@ -21,6 +22,7 @@ use toml::de::{DeTable, DeValue};
 use crate::csp::{OptIn, OptIns};
 use crate::limits::MAX_QUERY_BYTES;
 use crate::origin::{Embedder, Origin, OriginPattern, SandboxName, site_guess};
+use crate::sandbox::{SandboxToken, ViewSandbox};
 
 /// The development default that `serve` runs without `--config`.
 pub const EMBEDDED_DEFAULT: &str = include_str!("../config/default.toml");
@@ -82,6 +84,8 @@ pub struct HostEntry {
     pub view_opt_ins: OptIns,
     /// Which messages the relay forwards between this host and its views (`relay_messages`).
     pub relay_messages: RelayMessages,
+    /// The sandbox tokens this host's views may ever get (`view_sandbox`).
+    pub view_sandbox: ViewSandbox,
 }
 
 /// Which messages the relay forwards between a host and its view.
@@ -927,6 +931,7 @@ impl<'a> Walker<'a> {
                 "cache_max_age",
                 "view_opt_ins",
                 "relay_messages",
+                "view_sandbox",
             ],
         );
         let cache_max_age = match table.get("cache_max_age") {
@@ -955,6 +960,10 @@ impl<'a> Walker<'a> {
             None => Some(RelayMessages::default()),
             Some(v) => self.relay_messages(v, &join(&prefix, "relay_messages")),
         };
+        let view_sandbox = match table.get("view_sandbox") {
+            None => Some(ViewSandbox::default()),
+            Some(v) => self.view_sandbox(v, &join(&prefix, "view_sandbox")),
+        };
         Some(HostEntry {
             origin: origin?,
             sandbox: sandbox?,
@@ -962,6 +971,7 @@ impl<'a> Walker<'a> {
             cache_max_age: cache_max_age?,
             view_opt_ins: view_opt_ins?,
             relay_messages: relay_messages?,
+            view_sandbox: view_sandbox?,
         })
     }
 
@@ -981,29 +991,52 @@ impl<'a> Walker<'a> {
 
     /// A host's view opt-ins: a list of their names, each known.
     fn opt_ins(&mut self, value: &Value<'_>, key: &str) -> Option<OptIns> {
+        let opt_ins = self.names::<OptIn>(value, key, "view opt-ins, like [\"worker-blob\"]")?;
+        Some(OptIns::new(opt_ins))
+    }
+
+    /// The sandbox tokens a host's views may get: a list of their names, each known, with
+    /// `allow-scripts` among them.
+    fn view_sandbox(&mut self, value: &Value<'_>, key: &str) -> Option<ViewSandbox> {
+        let what = "sandbox tokens, like [\"allow-scripts\", \"allow-forms\"]";
+        let tokens = self.names::<SandboxToken>(value, key, what)?;
+        match ViewSandbox::new(tokens) {
+            Ok(sandbox) => Some(sandbox),
+            Err(message) => {
+                self.error_at(value, key, message);
+                None
+            }
+        }
+    }
+
+    /// A list of names, each parsed; every one that is not known is its own error.
+    fn names<T: FromStr<Err = String>>(
+        &mut self,
+        value: &Value<'_>,
+        key: &str,
+        what: &str,
+    ) -> Option<Vec<T>> {
         let DeValue::Array(items) = value.get_ref() else {
             let found = value.get_ref().type_str();
-            let message =
-                format!("must be a list of view opt-ins, like [\"worker-blob\"], not {found}");
-            self.error_at(value, key, message);
+            self.error_at(value, key, format!("must be a list of {what}, not {found}"));
             return None;
         };
-        let mut opt_ins = Vec::with_capacity(items.len());
+        let mut parsed = Vec::with_capacity(items.len());
         let mut ok = true;
         for (i, item) in items.iter().enumerate() {
-            let parsed = match item.get_ref() {
-                DeValue::String(name) => name.parse::<OptIn>(),
+            let name = match item.get_ref() {
+                DeValue::String(name) => name.parse::<T>(),
                 other => Err(format!("must be a string, not {}", other.type_str())),
             };
-            match parsed {
-                Ok(opt_in) => opt_ins.push(opt_in),
+            match name {
+                Ok(name) => parsed.push(name),
                 Err(message) => {
                     self.error_at(item, &format!("{key}[{i}]"), message);
                     ok = false;
                 }
             }
         }
-        ok.then(|| OptIns::new(opt_ins))
+        ok.then_some(parsed)
     }
 
     fn parsed<T>(

@@ -35,6 +35,7 @@ mod minify;
 pub mod origin;
 mod page;
 mod reload;
+pub mod sandbox;
 pub mod server;
 pub mod service;
 pub mod telemetry;

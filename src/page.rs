@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use crate::config::RelayMessages;
 use crate::csp::{DomainList, ViewPolicy};
 use crate::origin::Origin;
+use crate::sandbox::{SandboxToken, ViewSandbox};
 
 // The sources in proxy-page/, as build.rs strips them (comments and indentation).
 const TEMPLATE: &str = include_str!(concat!(env!("OUT_DIR"), "/sandbox.html"));
@@ -44,7 +45,7 @@ impl PageTemplate {
         &self,
         host: &Origin,
         policy: &ViewPolicy,
-        relay: &RelaySettings,
+        relay: &RelaySettings<'_>,
     ) -> Bytes {
         let config = script_safe_json(&page_config(host, policy, relay));
         let mut out = BytesMut::with_capacity(self.before.len() + config.len() + self.after.len());
@@ -57,15 +58,17 @@ impl PageTemplate {
 
 /// What the relay does beyond the spec's defaults, as the host entry and limits set it.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct RelaySettings {
+pub(crate) struct RelaySettings<'a> {
     /// The longest query the service takes, for the relay's own `?csp=`.
     pub(crate) max_query_bytes: usize,
     pub(crate) messages: RelayMessages,
+    /// The sandbox tokens a view may get: the page's header holds no more.
+    pub(crate) view_sandbox: &'a ViewSandbox,
 }
 
 /// What the relay needs to know: whom to trust, what the header allows, and its settings.
 /// Each datum once: the policy itself is the page's header, not repeated here.
-fn page_config(host: &Origin, policy: &ViewPolicy, relay: &RelaySettings) -> Value {
+fn page_config(host: &Origin, policy: &ViewPolicy, relay: &RelaySettings<'_>) -> Value {
     let applied = policy.domains.as_ref().map(|domains| {
         let mut lists = serde_json::Map::new();
         for list in DomainList::ALL {
@@ -87,6 +90,7 @@ fn page_config(host: &Origin, policy: &ViewPolicy, relay: &RelaySettings) -> Val
         "droppedCount": policy.dropped.len(),
         "maxQueryBytes": relay.max_query_bytes,
         "messages": relay.messages.name(),
+        "viewSandbox": relay.view_sandbox.iter().map(SandboxToken::name).collect::<Vec<_>>(),
     })
 }
 

@@ -19,6 +19,7 @@ use crate::limits::{MAX_FIELDS, REFUSAL_FIELD, REQUEST_LINE_SLACK, Refusal};
 use crate::metrics::{HostCounters, Metrics};
 use crate::origin::{Embedder, Origin, is_dns_label, split_host_port};
 use crate::page::{PageTemplate, RelaySettings};
+use crate::sandbox::ViewSandbox;
 use crate::telemetry::LogBudget;
 
 pub use crate::body::Body;
@@ -65,6 +66,9 @@ struct Host {
     /// What the operator adds to every view policy of this host.
     opt_ins: OptIns,
     relay_messages: RelayMessages,
+    /// The tokens this host's views may get; the page's own `sandbox` policy.
+    view_sandbox: ViewSandbox,
+    page_sandbox: String,
 }
 
 /// A page and the headers that depend on its query, built once; its compressed forms are made
@@ -418,8 +422,8 @@ impl Service {
         let origin = origin.as_ref();
         let policy = policy_for_query(Some(query), self.max_query_bytes, &host.opt_ins)
             .map_err(|e| refused_query(&e))?;
-        let Ok(csp) = HeaderValue::from_str(&content_security_policy(policy.header(), origin))
-        else {
+        let csp = content_security_policy(policy.header(), origin, &host.page_sandbox);
+        let Ok(csp) = HeaderValue::from_str(&csp) else {
             // Unreachable: every source in the policy passed `HostSource`, which admits
             // visible ASCII only. Refuse rather than send a page without its policy.
             return Err("the declared domains cannot form a header".to_owned());
@@ -427,6 +431,7 @@ impl Service {
         let relay = RelaySettings {
             max_query_bytes: self.max_query_bytes,
             messages: host.relay_messages,
+            view_sandbox: &host.view_sandbox,
         };
         let body = self.page.render(origin, &policy, &relay);
         let tag = page_tag(&body, &csp);
@@ -529,14 +534,15 @@ fn charged(response: Response<Body>, unsent: &Arc<Unsent>) -> Response<Body> {
     }
 }
 
-/// The page's `Content-Security-Policy`: the view policy and `frame-ancestors <origin>` as two
-/// policies, each enforced on its own, so the framing rule holds whatever the view policy says.
-/// They travel in one header, separated by a comma (CSP's separator between policies, and what
-/// HTTP makes of two headers of one name anyway), because scanners such as testssl.sh flag a
-/// repeated `Content-Security-Policy` header. No source in a view policy can hold a comma
-/// (`csp` drops such entries), so the split is exact.
-fn content_security_policy(view_policy: &str, origin: &Origin) -> String {
-    format!("{view_policy}, frame-ancestors {origin}")
+/// The page's `Content-Security-Policy`: the view policy, and `frame-ancestors <origin>` with
+/// the page's own `sandbox` policy (see `sandbox`), as two policies, each enforced on its own,
+/// so the framing and sandbox rules hold whatever the view policy says. They travel in one
+/// header, separated by a comma (CSP's separator between policies, and what HTTP makes of two
+/// headers of one name anyway), because scanners such as testssl.sh flag a repeated
+/// `Content-Security-Policy` header. No source in a view policy can hold a comma (`csp` drops
+/// such entries), so the split is exact.
+fn content_security_policy(view_policy: &str, origin: &Origin, sandbox: &str) -> String {
+    format!("{view_policy}, frame-ancestors {origin}; {sandbox}")
 }
 
 /// What a page's answer depends on besides its coding: the page (which holds the relay, the
@@ -627,6 +633,8 @@ impl Host {
             cache_control,
             opt_ins: entry.view_opt_ins.clone(),
             relay_messages: entry.relay_messages,
+            page_sandbox: entry.view_sandbox.page_policy(),
+            view_sandbox: entry.view_sandbox.clone(),
         }
     }
 }

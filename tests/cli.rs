@@ -166,7 +166,9 @@ fn headers_prints_the_response_head() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(stdout.starts_with("HTTP/1.1 200 OK\n"), "{stdout}");
-    assert!(stdout.contains(", frame-ancestors https://chat.example.com\n"));
+    assert!(stdout.contains(
+        ", frame-ancestors https://chat.example.com; sandbox allow-forms allow-modals allow-pointer-lock allow-same-origin allow-scripts\n"
+    ));
     assert!(stdout.contains("connect-src 'self' https://api.example.com;"));
     assert!(!stdout.contains("unsafe-eval"));
     let out = run(&["headers", "--config", &config, "--sandbox", "nope.test"]);
@@ -292,10 +294,18 @@ fn check_and_headers_show_a_host_s_view_opt_ins() {
         "listen = \"127.0.0.1:8443\"\n[[hosts]]\norigin = \"https://chat.example.com\"\nsandbox = \"chat.sandbox.test\"\n\
          view_opt_ins = [\"worker-blob\", \"wasm-unsafe-eval\"]\n\
          [[hosts]]\norigin = \"https://other.example.com\"\nsandbox = \"other.sandbox.test\"\n\
-         [[hosts]]\norigin = \"https://wire.example.com\"\nsandbox = \"wire.sandbox.test\"\nrelay_messages = \"any\"\n",
+         [[hosts]]\norigin = \"https://wire.example.com\"\nsandbox = \"wire.sandbox.test\"\nrelay_messages = \"any\"\n\
+         view_sandbox = [\"allow-scripts\", \"allow-popups\"]\n",
     );
     let out = run(&["check", "--config", &config]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains(
+            "sandbox: views of https://wire.example.com get at most \"allow-popups allow-scripts\" (view_sandbox)\n"
+        ),
+        "{}",
+        text(&out.stdout)
+    );
     let lines: Vec<String> = text(&out.stdout)
         .lines()
         .filter(|l| l.starts_with("opt-in:"))
@@ -361,7 +371,7 @@ fn headers_takes_the_embedder_a_pattern_host_needs() {
     .concat());
     assert!(with.status.success(), "{}", text(&with.stdout));
     assert!(
-        text(&with.stdout).contains(", frame-ancestors https://pr-7.preview.example.com\n"),
+        text(&with.stdout).contains(", frame-ancestors https://pr-7.preview.example.com; sandbox "),
         "{}",
         text(&with.stdout)
     );

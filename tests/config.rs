@@ -266,7 +266,7 @@ fn unknown_keys_are_errors_with_the_near_miss() {
         host("https://a.example.com", "s.example.net")
     );
     assert!(errors(&text)[0].contains(
-        "(known keys: origin, sandbox, per_server_subdomains, cache_max_age, view_opt_ins, relay_messages)"
+        "(known keys: origin, sandbox, per_server_subdomains, cache_max_age, view_opt_ins, relay_messages, view_sandbox)"
     ));
 }
 
@@ -877,4 +877,45 @@ fn a_hosts_dir_holding_the_main_file_does_not_read_it_twice() {
     .unwrap();
     let loaded = Config::load(&dir.path().join("c.toml")).unwrap();
     assert_eq!(loaded.config.hosts.len(), 2);
+}
+
+#[test]
+fn view_sandbox_takes_known_tokens_with_scripts_and_never_top_navigation() {
+    use mcp_sandbox_proxy::sandbox::{SandboxToken, ViewSandbox};
+    let base = host("https://chat.example.com", "chat.sandbox.test");
+    let parse = |text: &str| {
+        Config::parse("c.toml", text, Path::new("/"))
+            .unwrap()
+            .config
+    };
+    assert_eq!(parse(&base).hosts[0].view_sandbox, ViewSandbox::default());
+    let opaque = parse(&format!("{base}view_sandbox = [\"allow-scripts\"]\n"));
+    assert_eq!(
+        opaque.hosts[0].view_sandbox,
+        ViewSandbox::new([SandboxToken::Scripts]).unwrap()
+    );
+    for (value, message) in [
+        (
+            "[\"allow-scripts\", \"allow-top-navigation\"]",
+            "c.toml:5: hosts[0].view_sandbox[1] \"allow-top-navigation\" is never given: a view must not navigate the chat's own tab",
+        ),
+        (
+            "[\"allow-forms\"]",
+            "c.toml:5: hosts[0].view_sandbox must hold \"allow-scripts\": a view without scripts cannot speak to its host",
+        ),
+        (
+            "[\"allow-scripts\", \"allow-all\"]",
+            "c.toml:5: hosts[0].view_sandbox[1] \"allow-all\" is not a sandbox token a view may get: one of allow-downloads, allow-forms, allow-modals, allow-pointer-lock, allow-popups, allow-popups-to-escape-sandbox, allow-same-origin, allow-scripts",
+        ),
+        (
+            "\"allow-scripts\"",
+            "c.toml:5: hosts[0].view_sandbox must be a list of sandbox tokens, like [\"allow-scripts\", \"allow-forms\"], not string",
+        ),
+    ] {
+        assert_eq!(
+            errors(&format!("{base}view_sandbox = {value}\n")),
+            [message],
+            "{value}"
+        );
+    }
 }

@@ -78,7 +78,7 @@ fn routes_each_sandbox_name_to_its_host() {
         let response = get(host, "/");
         assert_eq!(response.status(), StatusCode::OK, "{host}");
         let csp = csp_headers(&response);
-        assert_eq!(csp[1], format!("frame-ancestors {origin}"), "{host}");
+        assert_eq!(csp[1], common::frame_policy(origin), "{host}");
     }
 }
 
@@ -212,7 +212,12 @@ fn page_sends_the_header_set_of_the_contract() {
     assert!(csp[0].starts_with("default-src 'none'; "));
     assert!(csp[0].contains("connect-src 'self' https://api.example.com;"));
     assert!(!csp[0].contains("frame-ancestors"));
-    assert_eq!(csp[1], "frame-ancestors https://chat.example.com");
+    // The page is a sandboxed document of its own: no pop-up, no download, no top navigation
+    // below it, whatever a view does to its frames.
+    assert_eq!(
+        csp[1],
+        "frame-ancestors https://chat.example.com; sandbox allow-forms allow-modals allow-pointer-lock allow-same-origin allow-scripts"
+    );
     assert!(
         h.get(header::STRICT_TRANSPORT_SECURITY).is_none(),
         "no HSTS over plain HTTP"
@@ -833,10 +838,7 @@ fn a_pattern_host_pins_each_page_to_the_exact_preview_origin_it_names() {
         );
         assert_eq!(
             pinned_to(ask("preview.sandbox.test", &query)),
-            (
-                format!("frame-ancestors {preview}"),
-                serde_json::json!(preview)
-            ),
+            (common::frame_policy(preview), serde_json::json!(preview)),
             "each preview gets a page pinned to itself"
         );
     }
@@ -993,7 +995,7 @@ fn the_local_development_config_serves_its_sandbox_and_per_server_labels() {
             .to_str()
             .unwrap();
         assert!(
-            csp.ends_with("frame-ancestors http://localhost:9300"),
+            csp.ends_with(&common::frame_policy("http://localhost:9300")),
             "{csp}"
         );
     }
@@ -1002,4 +1004,25 @@ fn the_local_development_config_serves_its_sandbox_and_per_server_labels() {
         let answer = service.handle(&request(Method::GET, name, "/sandbox.html"));
         assert_eq!(answer.status(), StatusCode::MISDIRECTED_REQUEST, "{name}");
     }
+}
+
+#[test]
+fn a_hosts_view_sandbox_is_the_pages_own_sandbox_policy_and_the_relays_ceiling() {
+    // The second host's views may open pop-ups and never keep an origin of their own.
+    let text = two_hosts_with("", "") + "view_sandbox = [\"allow-scripts\", \"allow-popups\"]\n";
+    let service = Service::new(&config(&text));
+    let response = service.handle(&request(Method::GET, "studio.sandbox.test", "/"));
+    let csp = csp_headers(&response);
+    assert_eq!(
+        csp[1],
+        "frame-ancestors https://studio.example.com; sandbox allow-popups allow-same-origin allow-scripts",
+        "the page keeps its own origin: the relay needs it"
+    );
+    let page = body(response);
+    assert_eq!(
+        page_config(&page)["viewSandbox"],
+        serde_json::json!(["allow-popups", "allow-scripts"])
+    );
+    let other = service.handle(&request(Method::GET, "chat.sandbox.test", "/"));
+    assert!(csp_headers(&other)[1].ends_with("allow-pointer-lock allow-same-origin allow-scripts"));
 }

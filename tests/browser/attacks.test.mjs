@@ -41,6 +41,10 @@ const T = { timeout: 30_000 };
 
 for (const engine of selectedEngines()) describe(`attacks on the proxy fail; declared capabilities work (${engine})`, () => {
   let browser, proxy, servers = [], hostOrigin, evilOrigin, proxyUrl, allowedApi, blockedApi, thirdPartyOrigin;
+  // A second proxy for the same host whose views may never keep an origin (view_sandbox).
+  let opaqueProxy, opaqueProxyUrl;
+  // What reached the attacker's page from a view that left the sandbox: `?how=` of each hit.
+  const escapes = [];
 
   before(async () => {
     const [hostPort, evilPort, proxyPort] = [await freePort(), await freePort(), await freePort()];
@@ -49,6 +53,10 @@ for (const engine of selectedEngines()) describe(`attacks on the proxy fail; dec
     proxyUrl = `https://chat.sandbox.test:${proxyPort}/sandbox.html`;
     let cert;
     ({ proxy, cert } = await startTlsProxy({ hostOrigin, port: proxyPort }));
+    const opaquePort = await freePort();
+    opaqueProxyUrl = `https://chat.sandbox.test:${opaquePort}/sandbox.html`;
+    const opaque = await startTlsProxy({ hostOrigin, port: opaquePort, hostKeys: 'view_sandbox = ["allow-scripts", "allow-forms"]' });
+    opaqueProxy = opaque.proxy;
     const sibling = `<!doctype html><script>
 window.addEventListener('message', (e) => {
   if (e.data !== 'fire') return;
@@ -86,6 +94,7 @@ f.onload = () => { window.loaded = true; };
 f.src = ${JSON.stringify(proxyUrl)};
 document.body.appendChild(f);
 </script></body>`),
+      '/escaped': (req, res, url) => { escapes.push(url.searchParams.get('how')); res.writeHead(200).end('escaped'); },
     }, evilPort));
     const api = (name) => (req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' });
@@ -96,13 +105,14 @@ document.body.appendChild(f);
     servers.push(a, b);
     allowedApi = `https://allowed.api.test:${a.port}`;
     blockedApi = `https://blocked.api.test:${b.port}`;
-    browser = await launch(engine, { spki: [cert.spki, outside.spki] });
+    browser = await launch(engine, { spki: [cert.spki, opaque.cert.spki, outside.spki] });
   });
 
   after(async () => {
     await browser?.close();
     for (const server of servers) await server.close();
     assert.equal(await proxy?.stop(), 0);
+    assert.equal(await opaqueProxy?.stop(), 0);
   });
 
   /** A fresh page, closed after `t`; its console is printed if `t` failed. */
@@ -279,6 +289,45 @@ document.body.appendChild(f);
     assert.equal(await page.url(), before, 'the host page is still there');
   });
 
+  // WebKit forgets an ancestor's sandbox flags for a child frame whose attribute is removed or
+  // widened before it is navigated: from there a view opened windows and moved the chat's tab,
+  // after a real click in it. The page's own CSP sandbox policy keeps the flags for everything
+  // below it.
+  it('a view cannot leave the sandbox through a child frame whose sandbox it changes', T, async (t) => {
+    const { page } = await hostPage(t);
+    const before = await page.url();
+    escapes.length = 0;
+    const target = `${evilOrigin}/escaped`;
+    await page.evaluate(([html]) => window.sendResource({ html }), [view(`
+      const target = ${JSON.stringify(target)};
+      let ready = 0;
+      window.addEventListener('message', (e) => { if (e.data === 'child-ready' && ++ready === 2) report('children', 'ready'); });
+      document.body.style.margin = '0';
+      ['removed', 'widened'].forEach((how, i) => {
+        const child = document.createElement('iframe');
+        child.setAttribute('sandbox', 'allow-scripts');
+        child.style.cssText = 'position:fixed;top:0;height:100vh;width:50vw;border:0;left:' + (i * 50) + 'vw';
+        document.body.appendChild(child);
+        if (how === 'removed') child.removeAttribute('sandbox');
+        else child.setAttribute('sandbox', 'allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox allow-top-navigation');
+        const escape = (what) => 'try { ' + what + ' } catch (e) {}';
+        child.srcdoc = '<body style="margin:0;height:100vh"><script>' +
+          'document.addEventListener("click", () => {' +
+          escape('window.open(' + JSON.stringify(target + '?how=' + how + '-popup') + ');') +
+          escape('top.location.href = ' + JSON.stringify(target + '?how=' + how + '-top') + ';') +
+          '}); parent.postMessage("child-ready", "*");<' + '/script></body>';
+      });`)]);
+    assert.equal(await report(page, 'children'), 'ready');
+    const box = await page.evaluate(() => {
+      const r = document.querySelector('iframe').getBoundingClientRect();
+      return { x: r.left, y: r.top, width: r.width, height: r.height };
+    });
+    for (const share of [0.25, 0.75]) await page.clickAt(box.x + box.width * share, box.y + box.height / 2);
+    await sleep(1500);
+    assert.deepEqual(escapes, [], 'no window opened on, and no navigation to, the attacker\'s page');
+    assert.equal(await page.url(), before, 'the host page is still there');
+  });
+
   it('connectDomains: a declared loopback API is reachable, an undeclared one is not', T, async (t) => {
     const { page } = await hostPage(t, { csp: { connectDomains: [allowedApi] } });
     await page.evaluate(([html, csp]) => window.sendResource({ html, csp }), [view(`
@@ -327,6 +376,26 @@ document.body.appendChild(f);
     assert.equal(await proxyFrame.evaluate(() => document.querySelector('iframe').hasAttribute('srcdoc')), true);
     await roundTrip(page, 'opaque-relay');
     assert.ok(!(await logged()).some((m) => m.includes("shares this page's origin")), 'no same-origin note for an opaque view');
+  });
+
+  it("a host entry's view_sandbox keeps every view opaque, whatever the host asks, and unable to script its page", T, async (t) => {
+    const page = await freshPage(t);
+    await page.goto(`${hostOrigin}/raw`);
+    await page.evaluate((o) => window.mountProxy(o), { proxyUrl: opaqueProxyUrl });
+    const proxyFrame = await frameAt(page, opaqueProxyUrl);
+    const probe = view(`
+      let page = 'unreachable';
+      try { page = parent.document.title || 'reached'; } catch (e) {}
+      report('opaque', { origin: self.origin, page });`);
+    for (const sandbox of [undefined, 'allow-scripts allow-same-origin allow-forms allow-popups']) {
+      await page.evaluate(([html, sandbox]) => window.sendResource({ html, sandbox }), [probe, sandbox]);
+      await until(async () => (await page.evaluate(() => window.received.filter(
+        (m) => m.data && m.data.params && m.data.params.key === 'opaque').length)) > (sandbox ? 1 : 0), 'the view reports');
+    }
+    const seen = await page.evaluate(() => window.received.filter((m) => m.data.params && m.data.params.key === 'opaque')
+      .map((m) => m.data.params.value));
+    assert.deepEqual(seen, [{ origin: 'null', page: 'unreachable' }, { origin: 'null', page: 'unreachable' }]);
+    assert.equal(await proxyFrame.evaluate(() => document.querySelector('iframe').getAttribute('sandbox')), 'allow-scripts allow-forms');
   });
 
   it('the default mount is same-origin with the proxy, through document.write', T, async (t) => {

@@ -153,6 +153,8 @@ function wrapped(raw, close, waitForFunction) {
     frames: async () => raw.frames().filter((f) => f !== raw.mainFrame())
       .map((f) => ({ url: f.url(), evaluate: async (fn, a) => f.evaluate(fn, a) })),
     url: async () => raw.url(),
+    // A real (trusted) click at a point of the page's viewport: what a user does.
+    clickAt: (x, y) => raw.mouse.click(x, y),
     close,
   };
 }
@@ -196,6 +198,10 @@ async function launchWebKit() {
           until(() => page.evaluate(fn, arg), `waitForFunction is true: ${fn}`, timeout, 50),
         frames: () => webKitFrames(driver),
         url: () => driver.getCurrentUrl(),
+        async clickAt(x, y) {
+          await driver.switchTo().defaultContent();
+          await driver.actions({ async: true }).move({ x: Math.round(x), y: Math.round(y) }).click().perform();
+        },
         async close() {
           await driver.quit().catch(() => {});
           driverProcess.kill();

@@ -132,12 +132,13 @@ export function tlsListen(port, cert) {
  * The service over TLS on `port` for one host origin, as `chat.sandbox.test:<port>` (and its
  * per-server labels with `perServer`), with a certificate that covers both.
  */
-export async function startTlsProxy({ hostOrigin, port, perServer = false }) {
+export async function startTlsProxy({ hostOrigin, port, perServer = false, hostKeys = '' }) {
   const cert = makeCertificate(tempDir(), ['chat.sandbox.test', '*.chat.sandbox.test']);
   const proxy = await startProxy(`${tlsListen(port, cert)}[[hosts]]
 origin = "${hostOrigin}"
 sandbox = "chat.sandbox.test:${port}"
 per_server_subdomains = ${perServer}
+${hostKeys}
 `);
   return { proxy, cert };
 }

@@ -31,6 +31,13 @@ pub fn config(text: &str) -> Config {
     }
 }
 
+/// The page's framing policy for `origin`, with the default `sandbox` policy of its own.
+pub fn frame_policy(origin: &str) -> String {
+    format!(
+        "frame-ancestors {origin}; sandbox allow-forms allow-modals allow-pointer-lock allow-same-origin allow-scripts"
+    )
+}
+
 /// `?csp=` for a JSON text, encoded as a host would.
 pub fn csp_query(json: &str) -> String {
     let encoded: String = url::form_urlencoded::byte_serialize(json.as_bytes()).collect();
