@@ -18,8 +18,10 @@ use crate::tls::{self, TlsError};
 pub(crate) type Handler =
     Arc<dyn Fn(&Request<Incoming>, Transport<'_>, &Arc<Unsent>) -> Response<Body> + Send + Sync>;
 
-/// What a listener serves its connections with: a connection keeps the one it was accepted
-/// under until it closes, so a reload never changes a connection midway.
+/// What a listener serves its connections with: a connection takes its TLS acceptor and
+/// limits from the one it was accepted under, so a reload never changes a connection's
+/// deadlines or buffers midway, and each request's handler from the current one (see
+/// `server::Endpoints`), so that no connection keeps a replaced generation alive.
 pub(crate) struct Endpoint {
     pub(crate) handler: Handler,
     pub(crate) tls: Option<TlsAcceptor>,

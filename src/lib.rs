@@ -13,7 +13,7 @@
 //! service    Host/:authority → host entry → csp: ?csp= → view policy
 //!            → page: the proxy page (proxy-page/sandbox.html + relay.js) → headers
 //! metrics    counted on the way; admin serves them, with /livez and /readyz
-//! reload     SIGHUP or changed files → a new generation for new connections
+//! reload     SIGHUP or changed files → a new generation for every next request
 //! ```
 
 mod admin;

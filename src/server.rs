@@ -391,8 +391,14 @@ async fn accept_backlog(listener: Listener, drain: Option<Drain>) {
         else {
             continue;
         };
-        let endpoint = endpoint.borrow().clone();
-        spawn_served(stream, peer, endpoint, metrics.clone(), None, drain.clone());
+        spawn_served(
+            stream,
+            peer,
+            &endpoint,
+            metrics.clone(),
+            None,
+            drain.clone(),
+        );
     }
 }
 
@@ -406,19 +412,22 @@ fn spawn_connection(
     admitted: Option<Admitted>,
     drain: Option<Drain>,
 ) {
-    let endpoint = listener.endpoint.borrow().clone();
     let metrics = listener.metrics.clone();
-    spawn_served(stream, peer, endpoint, metrics, admitted, drain);
+    spawn_served(stream, peer, &listener.endpoint, metrics, admitted, drain);
 }
 
+/// Serves one connection: accepted under the current endpoint (its TLS acceptor and limits),
+/// each request answered by the endpoint current when it arrives (see `serve_http`).
 fn spawn_served(
     stream: TcpStream,
     peer: SocketAddr,
-    endpoint: Arc<Endpoint>,
+    current: &watch::Receiver<Arc<Endpoint>>,
     metrics: Option<Arc<Metrics>>,
     admitted: Option<Admitted>,
     drain: Option<Drain>,
 ) {
+    let endpoint = current.borrow().clone();
+    let current = current.clone();
     tokio::spawn(async move {
         let open = metrics.as_ref().map(|m| m.connection_opened());
         let (permit, listed) = admitted.unzip();
@@ -427,7 +436,7 @@ fn spawn_served(
             metrics: metrics.as_ref(),
             listed,
         };
-        serve_connection(stream, peer, endpoint, accounting).await;
+        serve_connection(stream, peer, endpoint, current, accounting).await;
         drop((open, permit));
     });
 }
@@ -444,6 +453,7 @@ async fn serve_connection(
     stream: TcpStream,
     peer: SocketAddr,
     endpoint: Arc<Endpoint>,
+    current: watch::Receiver<Arc<Endpoint>>,
     accounting: Accounting<'_>,
 ) {
     let Accounting {
@@ -494,7 +504,11 @@ async fn serve_connection(
             let tracked = listed.map(|open| open.track(activity.clone()));
             let io = Deadlined::new(tls_stream, activity.clone(), deadlines);
             let tls = Some(sni);
-            let serving = serve_http(io, h2, tls, &endpoint, activity, drain, metrics.cloned());
+            let endpoints = Endpoints {
+                accepted: &endpoint,
+                current,
+            };
+            let serving = serve_http(io, h2, tls, endpoints, activity, drain, metrics.cloned());
             (serving, tracked)
         }
         None => {
@@ -513,10 +527,17 @@ async fn serve_connection(
             };
             let tracked = listed.map(|open| open.track(activity.clone()));
             let io = Deadlined::new(stream, activity.clone(), deadlines);
-            let serving = serve_http(io, h2, None, &endpoint, activity, drain, metrics.cloned());
+            let endpoints = Endpoints {
+                accepted: &endpoint,
+                current,
+            };
+            let serving = serve_http(io, h2, None, endpoints, activity, drain, metrics.cloned());
             (serving, tracked)
         }
     };
+    // SECURITY (memory): a connection keeps no generation of its own once it serves, so an idle
+    // one cannot hold a replaced config, its hosts and its page cache past a reload.
+    drop(endpoint);
     let result = serving.await;
     if let Err(e) = result {
         if is_deadline(e.as_ref()) {
@@ -563,7 +584,7 @@ fn serve_http<I>(
     h2: bool,
     // `None`: plain TCP; `Some(sni)`: TLS, with the server name the client sent, if any.
     tls: Option<Option<String>>,
-    endpoint: &Arc<Endpoint>,
+    endpoints: Endpoints<'_>,
     activity: Arc<Activity>,
     drain: Option<Drain>,
     // Counts HTTP/1 connections at rest; `None` for listeners without metrics.
@@ -572,9 +593,9 @@ fn serve_http<I>(
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let handler = endpoint.handler.clone();
+    let Endpoints { accepted, current } = endpoints;
     let counted = activity.clone();
-    let unsent = Unsent::new(endpoint.limits.max_unsent_bytes);
+    let unsent = Unsent::new(accepted.limits.max_unsent_bytes);
     let service = service_fn(move |req: Request<Incoming>| {
         let transport = match &tls {
             None => Transport::Plain,
@@ -582,13 +603,15 @@ where
                 server_name: sni.as_deref(),
             },
         };
+        // The current generation's handler, held only while it answers (see `Endpoints`).
+        let handler = current.borrow().handler.clone();
         let response = handler(&req, transport, &unsent);
         counted.answered();
         // A ready future, not an async block: it is `Unpin`, as an HTTP/1 connection that
         // rests (see `http1`) needs its service's futures to be.
         std::future::ready(Ok::<_, Infallible>(response))
     });
-    let limits = &endpoint.limits;
+    let limits = &accepted.limits;
     if h2 {
         let mut builder = hyper::server::conn::http2::Builder::new(InlineFirst);
         builder
@@ -627,6 +650,17 @@ where
         let io = Box::new(HeadFilter::new(io, head_limits, activity.clone()));
         Box::pin(http1::serve(io, builder, service, drain, activity, metrics))
     }
+}
+
+/// What a connection serves with. Its limits and TLS are those of the endpoint it was accepted
+/// under (a reload never changes a connection's deadlines or buffers midway); each request is
+/// answered by the endpoint current when it arrives, so that a reload's new hosts and policies
+/// reach kept-alive connections, and a connection, idle or not, never keeps a replaced
+/// generation alive: memory is at most the current generation and the one a reload replaces,
+/// while answers it handed out are still being sent.
+struct Endpoints<'a> {
+    accepted: &'a Endpoint,
+    current: watch::Receiver<Arc<Endpoint>>,
 }
 
 /// hyper's executor for HTTP/2 streams: each stream's future is run once where hyper hands
