@@ -217,6 +217,51 @@
     return method !== null && method !== undefined && String(method).indexOf(RESERVED_PREFIX) === 0;
   }
 
+  // SECURITY: under relay_messages = "any" a host reads the view's messages by a wire of its
+  // own, and may decode what they carry: a JSON string (where the method can hide behind
+  // escapes, "ui\/…" or "\u0075i/…"), a nested batch, a field of another object, bytes. So a
+  // view message is refused if any string in it, any key, any text its bytes decode to, or
+  // any JSON such a text parses to names a reserved method; a Blob cannot be read here, so it
+  // is refused too. Each object is looked at once (structured clones may be cyclic).
+  function carriesReserved(data) {
+    var seen = new Set();
+    var pending = [data];
+    while (pending.length) {
+      var value = pending.pop();
+      if (typeof value === 'string') {
+        if (value.indexOf(RESERVED_PREFIX) !== -1) return true;
+        var json = parsedJson(value);
+        if (json !== undefined) pending.push(json);
+        continue;
+      }
+      if (value === null || typeof value !== 'object' || seen.has(value)) continue;
+      seen.add(value);
+      if (typeof Blob !== 'undefined' && value instanceof Blob) return true;
+      if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) {
+        pending.push(new TextDecoder().decode(value));
+      } else if (value instanceof String || value instanceof RegExp) {
+        pending.push(value instanceof RegExp ? value.source : String(value));
+      } else if (value instanceof Map || value instanceof Set) {
+        value.forEach(function (v, k) { pending.push(k, v); });
+      } else {
+        Object.keys(value).forEach(function (key) { pending.push(key, value[key]); });
+        if (value instanceof Error) pending.push(value.name, value.message);
+      }
+    }
+    return false;
+  }
+
+  // The value a text holds as JSON, if it looks like JSON and is; otherwise undefined.
+  function parsedJson(text) {
+    var first = text.trim().charAt(0);
+    if (first !== '{' && first !== '[' && first !== '"') return undefined;
+    try {
+      return JSON.parse(text);
+    } catch (error) {
+      return undefined;
+    }
+  }
+
   // Whether a message other than the proxy's own may pass: JSON-RPC, or anything if opted in.
   function mayRelay(data, from) {
     if (isJsonRpc(data) || anyMessages) return true;
@@ -259,7 +304,7 @@
 
   function fromView(data) {
     // spec: ui/notifications/sandbox-* are between proxy and host; a view may not forge them.
-    if (isReserved(data)) {
+    if (isReserved(data) || (anyMessages && carriesReserved(data))) {
       console.warn('[sandbox] dropped a ' + RESERVED_PREFIX + '* message from the view: reserved for the proxy');
       return;
     }
@@ -500,20 +545,25 @@
   function policyUrl(csp) {
     var url = new URL(window.location.href);
     var params = url.searchParams;
-    if (params.has('csp') && params.get(UPGRADE_PARAMETER) !== '1') return null;
-    url.hash = '';
-    var here = url.href;
-    params.delete('csp');
-    params.delete(UPGRADE_PARAMETER);
+    var upgraded = params.get(UPGRADE_PARAMETER) === '1';
+    if (params.has('csp') && !upgraded) return null;
     var lists = domainLists(csp);
     var declared = DOMAIN_LISTS.some(function (list) {
       return lists[list] && lists[list].length > 0;
     });
-    if (declared) {
-      params.set('csp', JSON.stringify(lists));
+    // Compared as values, not as URLs: rewriting the query re-encodes the rest of it (an
+    // ?embedder= written by hand), and a page must not reload for a policy it already has.
+    var wanted = declared ? JSON.stringify(lists) : null;
+    var current = upgraded ? params.get('csp') : null;
+    if (wanted === current) return null;
+    url.hash = '';
+    params.delete('csp');
+    params.delete(UPGRADE_PARAMETER);
+    if (wanted !== null) {
+      params.set('csp', wanted);
       params.set(UPGRADE_PARAMETER, '1');
     }
-    return url.href === here ? null : url.href;
+    return url.href;
   }
 
   // Reloads this page at `target` with the resource kept for it. Returns whether the reload is

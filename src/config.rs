@@ -170,20 +170,36 @@ pub struct Problem {
 }
 
 impl Problem {
-    /// The file's name with control characters escaped. SECURITY: tenant file names may come
-    /// from tenant tooling; a newline in one must not forge a line of `check`'s output or of a
-    /// text log.
+    /// The file's name with control characters escaped.
     pub(crate) fn file_shown(&self) -> String {
-        let mut shown = String::with_capacity(self.file.len());
-        for c in self.file.chars() {
-            if c.is_control() {
-                shown.extend(c.escape_default());
-            } else {
-                shown.push(c);
-            }
-        }
-        shown
+        escape_controls(&self.file)
     }
+
+    /// The key with control characters escaped.
+    pub(crate) fn key_shown(&self) -> String {
+        escape_controls(&self.key)
+    }
+
+    /// The message with control characters escaped.
+    pub(crate) fn message_shown(&self) -> String {
+        escape_controls(&self.message)
+    }
+}
+
+/// `text` with every control character escaped (`\n`, `\u{1b}`). SECURITY: file names, keys
+/// and values may come from tenant tooling; a newline or a terminal escape in one must not
+/// forge a line of `check`'s output or of a text log, nor drive the operator's terminal. Every
+/// problem is shown through this, so no message can forget it.
+fn escape_controls(text: &str) -> String {
+    let mut shown = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            shown.extend(c.escape_default());
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
 }
 
 impl fmt::Display for Problem {
@@ -194,9 +210,9 @@ impl fmt::Display for Problem {
         }
         f.write_str(": ")?;
         if !self.key.is_empty() {
-            write!(f, "{} ", self.key)?;
+            write!(f, "{} ", self.key_shown())?;
         }
-        f.write_str(&self.message)
+        f.write_str(&self.message_shown())
     }
 }
 

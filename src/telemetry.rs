@@ -35,9 +35,9 @@ pub(crate) fn config_warnings(warnings: &[Problem]) {
         tracing::warn!(
             file = %warning.file_shown(),
             line = warning.line,
-            key = %warning.key,
+            key = %warning.key_shown(),
             "{}",
-            warning.message
+            warning.message_shown()
         );
     }
 }

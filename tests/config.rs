@@ -919,3 +919,18 @@ fn view_sandbox_takes_known_tokens_with_scripts_and_never_top_navigation() {
         );
     }
 }
+
+#[test]
+fn values_keys_and_file_names_are_shown_with_control_characters_escaped() {
+    // A tenant's value must not forge a line of `check`'s output or drive the terminal.
+    let text = "listen = \"127.0.0.1:8443\"\n[[hosts]]\norigin = \"https://a.example\\nok: 9 hosts\\u001b[2J\"\nsandbox = \"a.sandbox.test\"\n\"k\\u001b]0;x\" = 1\n";
+    let errors = errors(text);
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    for error in &errors {
+        assert!(
+            !error.chars().any(char::is_control),
+            "a control character is shown raw: {error:?}"
+        );
+    }
+    assert!(errors[0].contains("\\nok: 9 hosts\\u{1b}[2J"), "{errors:?}");
+}

@@ -3,7 +3,9 @@
 // names in ?embedder=, so a page of one preview never runs inside another.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startProxy, startTlsServer, freePort, html, makeCertificate, tempDir, tlsListen, RAW_HOST } from './harness.mjs';
+import {
+  startProxy, startTlsServer, freePort, html, makeCertificate, tempDir, tlsListen, RAW_HOST, view, report,
+} from './harness.mjs';
 import { launch, selectedEngines, consoleKnown } from './engines.mjs';
 
 for (const engine of selectedEngines()) {
@@ -50,6 +52,26 @@ sandbox = "sandbox.preview-sandbox.test:${proxyPort}"
       for (const n of [1, 2]) {
         const { ready, console } = await mountsIn(n, sandboxFor(preview(n)), 15_000);
         assert.equal(ready, true, `preview ${n}:\n${console.join('\n')}`);
+      }
+    });
+
+    it('a page asked for with ?embedder= written by hand mounts a resource that declares nothing without reloading', { timeout: 60_000 }, async () => {
+      const page = await browser.newPage();
+      try {
+        await page.goto(`${preview(1)}/raw`);
+        // Not percent-encoded: the relay must not read its own query, re-encoded, as another URL.
+        const unencoded = `https://sandbox.preview-sandbox.test:${proxyPort}/sandbox.html?embedder=${preview(1)}`;
+        await page.evaluate((u) => window.mountProxy({ proxyUrl: u }), unencoded);
+        await page.evaluate(() => {
+          window.loads = 0;
+          document.querySelector('iframe').addEventListener('load', () => { window.loads += 1; });
+        });
+        await page.evaluate((h) => window.sendResource({ html: h }), view("report('mounted', true)"));
+        assert.equal(await report(page, 'mounted'), true);
+        await new Promise((r) => setTimeout(r, 500));
+        assert.equal(await page.evaluate(() => window.loads), 0, 'the proxy page did not reload');
+      } finally {
+        await page.close();
       }
     });
 

@@ -24,6 +24,19 @@ parent.postMessage({ method: 'ui/notifications/sandbox-proxy-ready', params: {} 
 parent.postMessage('ui/notifications/sandbox-resource-ready', '*');
 parent.postMessage([{ type: 'batched' }, { jsonrpc: '2.0', method: 'ui/notifications/sandbox-proxy-ready' }], '*');
 parent.postMessage(new String('ui/notifications/sandbox-proxy-ready'), '*');
+// The same, wrapped as a host of another wire might unwrap it: never relayed either.
+const reserved = JSON.stringify({ jsonrpc: '2.0', method: 'ui/notifications/sandbox-proxy-ready' });
+const backslash = String.fromCharCode(92);
+parent.postMessage(reserved.replace('ui/', 'ui' + backslash + '/'), '*');
+parent.postMessage(reserved.replace('ui/', backslash + 'u0075i/'), '*');
+parent.postMessage(JSON.stringify(reserved), '*');
+parent.postMessage([[{ method: 'ui/notifications/sandbox-proxy-ready' }]], '*');
+parent.postMessage({ type: 'wrapped', inner: { method: 'ui/notifications/sandbox-proxy-ready' } }, '*');
+parent.postMessage({ type: 'wrapped', inner: reserved }, '*');
+parent.postMessage(new TextEncoder().encode(reserved), '*');
+parent.postMessage(new TextEncoder().encode(reserved).buffer, '*');
+parent.postMessage(new Blob([reserved]), '*');
+parent.postMessage(new Map([['m', reserved]]), '*');
 parent.postMessage({ type: 'tool_call', requestId: 'r1', name: 'get_weather', arguments: { city: 'Oslo' } }, '*');
 </script></body>`;
 
