@@ -4,6 +4,13 @@
 //! connections the same way). Only a connection idle for `MIN_IDLE` is closed: one in steady
 //! use between two quick requests is a client being served, not a slot going to waste, and
 //! closing it would hand its place to whoever connects next.
+//!
+//! With none idle, the connection that has waited longest for a head is closed, once it has
+//! waited `MIN_IDLE`: a head begun and not finished, or a first request not sent. Otherwise a
+//! client could hold a slot for `header_read_timeout` with one byte of its next head, and the
+//! whole cap with one such connection per slot at a few bytes a second. A browser sends a
+//! head in one write; a head that takes a second is a slow client, and at the cap it gives
+//! way to one that is ready.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -56,13 +63,14 @@ impl OpenConnections {
         }
     }
 
-    /// Asks the connection idle the longest to close, unless one asked before is still
-    /// closing (its permit is on its way). Returns whether one was asked now. Called only at
-    /// the cap, so the scan over open connections is off the common path.
-    pub(crate) fn close_idlest(&self) -> bool {
+    /// Asks the connection idle the longest to close, or with none idle the one waiting the
+    /// longest for a head, unless one asked before is still closing (its permit is on its
+    /// way). Returns which kind was asked now, if any. Called only at the cap, so the scan over
+    /// open connections is off the common path.
+    pub(crate) fn close_idlest(&self) -> Option<Closed> {
         let open = self.lock();
         if open.values().any(|c| c.is_evicted()) {
-            return false;
+            return None;
         }
         let idle_before = Instant::now().checked_sub(MIN_IDLE);
         let idlest = open
@@ -70,12 +78,27 @@ impl OpenConnections {
             .filter(|c| c.is_idle_keep_alive())
             .filter(|c| idle_before.is_some_and(|before| c.idle_since() <= before))
             .min_by_key(|c| c.idle_since());
-        match idlest {
-            Some(connection) => {
-                connection.evict();
-                true
-            }
-            None => false,
-        }
+        let slowest_head = || {
+            open.values()
+                .filter_map(|c| Some((c.waiting_for_head_since()?, c)))
+                .filter(|(since, _)| idle_before.is_some_and(|before| *since <= before))
+                .min_by_key(|(since, _)| *since)
+                .map(|(_, c)| c)
+        };
+        let (connection, closed) = match idlest {
+            Some(connection) => (connection, Closed::Idle),
+            None => (slowest_head()?, Closed::SlowHead),
+        };
+        connection.evict();
+        Some(closed)
     }
+}
+
+/// Which kind of connection was closed to make room.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Closed {
+    /// A keep-alive connection between requests.
+    Idle,
+    /// One that had waited `MIN_IDLE` or longer for a head.
+    SlowHead,
 }

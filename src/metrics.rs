@@ -3,6 +3,7 @@
 //! Counters outlive config reloads: each host's counters are looked up by origin when a config
 //! is built, so the request path only touches atomics.
 
+use crate::idle::Closed;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
@@ -68,6 +69,7 @@ pub struct Metrics {
     reloads_failed: AtomicU64,
     accept_errors: AtomicU64,
     idle_connections_closed: AtomicU64,
+    slow_heads_closed: AtomicU64,
     certificates: Mutex<Vec<CertExpiry>>,
 }
 
@@ -137,8 +139,12 @@ impl Metrics {
         self.accept_errors.fetch_add(1, Relaxed);
     }
 
-    pub(crate) fn idle_connection_closed(&self) {
-        self.idle_connections_closed.fetch_add(1, Relaxed);
+    pub(crate) fn connection_closed_for_room(&self, closed: Closed) {
+        let counter = match closed {
+            Closed::Idle => &self.idle_connections_closed,
+            Closed::SlowHead => &self.slow_heads_closed,
+        };
+        counter.fetch_add(1, Relaxed);
     }
 
     pub(crate) fn reloaded(&self, ok: bool) {
@@ -249,6 +255,12 @@ impl Metrics {
             "idle_connections_closed_total",
             "Idle keep-alive connections closed at the connection cap to admit a new one.",
             self.idle_connections_closed.load(Relaxed),
+        );
+        counter(
+            &mut out,
+            "slow_heads_closed_total",
+            "Connections closed at the connection cap, none being idle, after waiting a second or more for a head.",
+            self.slow_heads_closed.load(Relaxed),
         );
         header(
             &mut out,

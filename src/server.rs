@@ -275,8 +275,8 @@ impl Cap {
             if let Ok(permit) = self.permits.clone().try_acquire_owned() {
                 return Some(permit);
             }
-            if self.open.close_idlest() {
-                metrics.inspect(|m| m.idle_connection_closed());
+            if let Some(closed) = self.open.close_idlest() {
+                metrics.inspect(|m| m.connection_closed_for_room(closed));
             }
             tokio::select! {
                 _ = stop.changed() => return None,

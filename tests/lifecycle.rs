@@ -227,8 +227,8 @@ async fn the_connection_cap_holds_while_no_connection_is_idle() {
     )))
     .await;
     let request = b"GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\n\r\n";
-    // Neither may be closed to make room: one has not sent its first request yet, the other
-    // is in the middle of its second.
+    // Neither may be closed to make room within a second: one has not sent its first request
+    // yet, the other is in the middle of its second.
     let fresh = TcpStream::connect(running.addr).await.unwrap();
     let mut mid_head = TcpStream::connect(running.addr).await.unwrap();
     mid_head.write_all(request).await.unwrap();
@@ -249,6 +249,48 @@ async fn the_connection_cap_holds_while_no_connection_is_idle() {
         "served once a slot frees"
     );
     drop(mid_head);
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn at_the_cap_the_connection_slowest_with_its_head_makes_room_when_none_is_idle() {
+    // One byte of a next head held a slot until the header deadline (60 s here): a whole cap
+    // held for a few bytes a second. Now the oldest head in progress gives way, after a second.
+    let text = two_hosts_with(
+        "admin_listen = \"127.0.0.1:0\"",
+        "[limits]\nmax_connections = 2\nheader_read_timeout = \"60s\"\nidle_timeout = \"60s\"",
+    );
+    let running = Running::start(&config(&text)).await;
+    let admin = running.admin.expect("admin listener bound");
+    let request = b"GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\n\r\n";
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut conn = TcpStream::connect(running.addr).await.unwrap();
+        conn.write_all(request).await.unwrap();
+        read_response(&mut conn).await;
+        conn.write_all(b"G").await.unwrap();
+        held.push(conn);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let start = Instant::now();
+    let mut third = TcpStream::connect(running.addr).await.unwrap();
+    third.write_all(request).await.unwrap();
+    assert!(read_response(&mut third).await.starts_with("HTTP/1.1 200"));
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "admitted by closing a slow head, not by its header deadline"
+    );
+    assert!(
+        closed_after(&mut held[0]).await.is_some(),
+        "the head in progress the longest is closed"
+    );
+    let metrics = get(admin, "admin", "/metrics").await;
+    assert_eq!(
+        metric_value(&metrics, "mcp_sandbox_proxy_slow_heads_closed_total"),
+        1.0,
+        "{metrics}"
+    );
+    drop((held, third));
     running.stop().await;
 }
 

@@ -84,6 +84,17 @@ impl Activity {
             .then(|| self.started_at + Duration::from_millis(self.head_started_ms.load(Relaxed)))
     }
 
+    /// HTTP/1: since when the connection has been waiting for a head to complete: the head in
+    /// progress, or, before its first request, the connection itself. `None` between requests
+    /// and while a request is answered.
+    pub(crate) fn waiting_for_head_since(&self) -> Option<Instant> {
+        match self.head_started() {
+            Some(started) => Some(started),
+            None if self.requests() == 0 => Some(self.started_at),
+            None => None,
+        }
+    }
+
     fn elapsed_ms(&self) -> u64 {
         u64::try_from(self.started_at.elapsed().as_millis()).unwrap_or(u64::MAX)
     }

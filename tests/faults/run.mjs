@@ -259,6 +259,56 @@ function worstHeads(port, connections) {
   return () => { stopping = true; sockets.forEach((s) => s.destroy()); };
 }
 
+/**
+ * Clients that take every free slot of the cap and hold it as cheaply as they can: one
+ * request, then one byte of the next head, and another byte well within the header deadline.
+ * Meanwhile `newClients` measures what a browser opening a new connection gets.
+ */
+function holdTheCap(port, connections) {
+  const sockets = [];
+  const timers = [];
+  for (let i = 0; i < connections; i++) {
+    const socket = tls.connect({ host: '127.0.0.1', port, servername: NAME, rejectUnauthorized: false });
+    socket.on('error', () => {});
+    socket.resume();
+    socket.on('secureConnect', () => socket.write(`GET /nowhere HTTP/1.1\r\nHost: ${NAME}\r\n\r\n`));
+    // Once answered, the first byte of the next head, on its own, then one byte per 20 s.
+    socket.once('data', () => {
+      const head = `GET / HTTP/1.1\r\nHost: ${NAME}\r\nX: ${'a'.repeat(64)}`;
+      let sent = 0;
+      const drip = () => { if (!socket.destroyed && sent < head.length) socket.write(head[sent++]); };
+      setTimeout(drip, 50);
+      timers.push(setInterval(drip, 20_000));
+    });
+    sockets.push(socket);
+  }
+  return () => { timers.forEach(clearInterval); sockets.forEach((s) => s.destroy()); };
+}
+
+/** A new connection per request, one at a time, for the phase: what a new browser gets. */
+function newClients(port, ca) {
+  const stats = { sent: 0, answered: 0, failed: 0, latencies: [], errors: [] };
+  let stopping = false;
+  const query = '/sandbox.html';
+  const once = () => new Promise((resolve) => {
+    const request = https.get({ host: NAME, servername: NAME, port, path: query, agent: false, ca, lookup, headers: { host: NAME } },
+      (response) => { response.resume(); response.on('end', () => resolve(response.statusCode === 200 ? null : `status ${response.statusCode}`)); });
+    request.setTimeout(15_000, () => request.destroy(new Error('no answer within 15 s')));
+    request.on('error', (error) => resolve(error.message));
+  });
+  const done = (async () => {
+    // Bounded: at most 10 000 requests, and it stops when told.
+    for (let i = 0; i < 10_000 && !stopping; i++) {
+      const start = performance.now();
+      stats.sent++;
+      const error = await once();
+      if (error) { stats.failed++; stats.errors.push(error); } else { stats.answered++; stats.latencies.push(performance.now() - start); }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return { stats, stop: async () => { stopping = true; await done; } };
+}
+
 function p99(values = []) {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
@@ -324,6 +374,14 @@ releaseHeld();
 await runPhase('certificate swaps and SIGHUP every 200 ms', () => reloadStorm(service.child));
 await runPhase(`${SETTINGS.attackConnections} HTTP/2 connections × ${STREAMS} streams, windows closed`,
   () => closedWindows(service.port, SETTINGS.attackConnections));
+let capProbe;
+await runPhase(`every free slot of the cap held with one byte of a head, a byte per 20 s`, async () => {
+  const stopHolding = holdTheCap(service.port, SETTINGS.held + 64 - WORKERS);
+  await new Promise((r) => setTimeout(r, 1500));
+  capProbe = newClients(service.port, ca);
+  return stopHolding;
+});
+await capProbe.stop();
 await runPhase(`${SETTINGS.attackConnections} clients sending the worst heads the limits allow, 2 Mbit/s each`,
   () => worstHeads(service.port, SETTINGS.attackConnections));
 await runPhase('after the faults');
@@ -345,13 +403,16 @@ const table = [
 ];
 console.log(table.join('\n'));
 console.log(`requests retried once on a kept connection closed by the server: ${good.stats.retried}`);
+const cap = capProbe.stats;
+console.log(`new connections while the cap was held: ${cap.sent} sent, ${cap.answered} answered, ${cap.failed} failed, p99 ${p99(cap.latencies).toFixed(0)} ms`);
 console.log(`testssl.sh: cipher order ${scan.cipherOrder}, BREACH ${scan.breach}; other findings worse than LOW: ${scan.worse.length}`);
 for (const f of scan.worse) console.log(`  ${f.severity} ${f.id}: ${f.finding}`);
 mkdirSync('target', { recursive: true });
-writeFileSync('target/faults.json', JSON.stringify({ settings: SETTINGS, rows, total, retried: good.stats.retried, exitCode, peakKiB: watcher.memory.peakKiB, testssl: scan }, null, 2));
+writeFileSync('target/faults.json', JSON.stringify({ settings: SETTINGS, rows, total, retried: good.stats.retried, capProbe: { ...cap, latencies: undefined, p99: p99(cap.latencies) }, exitCode, peakKiB: watcher.memory.peakKiB, testssl: scan }, null, 2));
 
 const problems = [];
 if (total.failed > 0 || total.sent !== total.answered) problems.push(`good requests lost: ${good.stats.errors.slice(0, 10).join('; ')}`);
+if (cap.failed > 0 || cap.answered === 0) problems.push(`new clients not served while the cap was held: ${cap.errors.slice(0, 5).join('; ')}`);
 if (exitCode !== 0) problems.push(`the drain ended with ${exitCode}`);
 if (scan.worse.length > 0) problems.push('testssl.sh found more than LOW');
 console.log(problems.length ? `faults: FAILED: ${problems.join(' | ')}` : 'faults: passed');
