@@ -13,11 +13,12 @@
 //   cookie flood    a 64 KiB Cookie value, dropped as it streams by
 //
 // The service runs on core 0 with one worker, this client on core 1; each row sends heads
-// pipelined in batches on CONNECTIONS connections for SECONDS, and reads server CPU from /proc.
+// pipelined in batches on CONNECTIONS connections for SECONDS_PER_ROW, and reads server CPU
+// from /proc.
 // Prints a table and writes HEADS_JSON. The row to watch is the worst ns per byte over the
 // browser's: by construction of the head reader, work per byte is constant.
 //
-//   bench/heads.mjs   SECONDS=3  HEADS_JSON=target/heads.json
+//   bench/heads.mjs   SECONDS_PER_ROW=3  HEADS_JSON=target/heads.json
 //                     MCP_SANDBOX_PROXY_BIN=path (default: the release binary)
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readFileSync, mkdirSync, existsSync } from 'node:fs';
@@ -27,7 +28,7 @@ import { createInterface } from 'node:readline';
 import net from 'node:net';
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..');
-const SECONDS = Number(process.env.SECONDS_PER_ROW ?? process.env.SECONDS ?? 3);
+const SECONDS = Number(process.env.SECONDS_PER_ROW ?? 3);
 const CONNECTIONS = 4;
 const BATCH = 16;
 const JSON_OUT = resolve(process.env.HEADS_JSON ?? join(ROOT, 'target', 'heads.json'));
