@@ -252,13 +252,17 @@ async fn the_connection_cap_holds_while_no_connection_is_idle() {
     running.stop().await;
 }
 
-#[tokio::test]
-async fn at_the_cap_the_connection_slowest_with_its_head_makes_room_when_none_is_idle() {
-    // One byte of a next head held a slot until the header deadline (60 s here): a whole cap
-    // held for a few bytes a second. Now the oldest head in progress gives way, after a second.
+/// A cap of two held by two connections that each had a page and then `then` (nothing: idle;
+/// a byte: a head in progress), the first the longest; then a third client. Returns once the
+/// third is served and `series` counted the close: the service and the two held connections.
+async fn fill_the_cap_then_admit(
+    limits: &str,
+    then: &[u8],
+    series: &str,
+) -> (Running, Vec<TcpStream>) {
     let text = two_hosts_with(
         "admin_listen = \"127.0.0.1:0\"",
-        "[limits]\nmax_connections = 2\nheader_read_timeout = \"60s\"\nidle_timeout = \"60s\"",
+        &format!("[limits]\nmax_connections = 2\n{limits}"),
     );
     let running = Running::start(&config(&text)).await;
     let admin = running.admin.expect("admin listener bound");
@@ -268,7 +272,7 @@ async fn at_the_cap_the_connection_slowest_with_its_head_makes_room_when_none_is
         let mut conn = TcpStream::connect(running.addr).await.unwrap();
         conn.write_all(request).await.unwrap();
         read_response(&mut conn).await;
-        conn.write_all(b"G").await.unwrap();
+        conn.write_all(then).await.unwrap();
         held.push(conn);
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
@@ -278,65 +282,52 @@ async fn at_the_cap_the_connection_slowest_with_its_head_makes_room_when_none_is
     assert!(read_response(&mut third).await.starts_with("HTTP/1.1 200"));
     assert!(
         start.elapsed() < Duration::from_secs(30),
-        "admitted by closing a slow head, not by its header deadline"
+        "admitted by closing a connection, not by a deadline (60 s)"
     );
     assert!(
         closed_after(&mut held[0]).await.is_some(),
-        "the head in progress the longest is closed"
+        "the one waiting the longest is closed"
     );
     let metrics = get(admin, "admin", "/metrics").await;
-    assert_eq!(
-        metric_value(&metrics, "mcp_sandbox_proxy_slow_heads_closed_total"),
-        1.0,
-        "{metrics}"
-    );
-    drop((held, third));
+    assert_eq!(metric_value(&metrics, series), 1.0, "{metrics}");
+    drop(third);
+    (running, held)
+}
+
+#[tokio::test]
+async fn at_the_cap_the_connection_slowest_with_its_head_makes_room_when_none_is_idle() {
+    // One byte of a next head held a slot until the header deadline: a whole cap held for a
+    // few bytes a second. Now the oldest head in progress gives way, after a second.
+    let (running, held) = fill_the_cap_then_admit(
+        "header_read_timeout = \"60s\"\nidle_timeout = \"60s\"",
+        b"G",
+        "mcp_sandbox_proxy_slow_heads_closed_total",
+    )
+    .await;
+    drop(held);
     running.stop().await;
 }
 
 #[tokio::test]
 async fn at_the_cap_the_longest_idle_keep_alive_connection_makes_room() {
     // The idle deadline is far away: only the cap's eviction can admit the third client soon.
-    let text = two_hosts_with(
-        "admin_listen = \"127.0.0.1:0\"",
-        "[limits]\nmax_connections = 2\nidle_timeout = \"60s\"",
-    );
-    let running = Running::start(&config(&text)).await;
-    let admin = running.admin.expect("admin listener bound");
-    let request = b"GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\n\r\n";
-    let mut held = Vec::new();
-    for _ in 0..2 {
-        let mut conn = TcpStream::connect(running.addr).await.unwrap();
-        conn.write_all(request).await.unwrap();
-        read_response(&mut conn).await;
-        held.push(conn);
-    }
-    let start = Instant::now();
-    let mut third = TcpStream::connect(running.addr).await.unwrap();
-    third.write_all(request).await.unwrap();
-    assert!(read_response(&mut third).await.starts_with("HTTP/1.1 200"));
-    assert!(
-        start.elapsed() < Duration::from_secs(30),
-        "admitted by closing an idle connection, not by its idle deadline"
-    );
-    // The one idle the longest (the first) was closed; the other still serves.
-    assert!(
-        closed_after(&mut held[0]).await.is_some(),
-        "the oldest idle one is closed"
-    );
-    held[1].write_all(request).await.unwrap();
+    let (running, mut held) = fill_the_cap_then_admit(
+        "idle_timeout = \"60s\"",
+        b"",
+        "mcp_sandbox_proxy_idle_connections_closed_total",
+    )
+    .await;
+    // Only the one idle the longest was closed: the other still serves.
+    held[1]
+        .write_all(b"GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\n\r\n")
+        .await
+        .unwrap();
     assert!(
         read_response(&mut held[1])
             .await
             .starts_with("HTTP/1.1 200")
     );
-    let metrics = get(admin, "admin", "/metrics").await;
-    assert_eq!(
-        metric_value(&metrics, "mcp_sandbox_proxy_idle_connections_closed_total"),
-        1.0,
-        "{metrics}"
-    );
-    drop((held, third));
+    drop(held);
     running.stop().await;
 }
 
