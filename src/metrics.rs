@@ -3,13 +3,14 @@
 //! Counters outlive config reloads: each host's counters are looked up by origin when a config
 //! is built, so the request path only touches atomics.
 
-use crate::idle::Closed;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use http::StatusCode;
+
+use crate::idle::Closed;
 
 const PREFIX: &str = "mcp_sandbox_proxy";
 

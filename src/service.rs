@@ -66,9 +66,8 @@ struct Host {
     /// What the operator adds to every view policy of this host.
     opt_ins: OptIns,
     relay_messages: RelayMessages,
-    /// The tokens this host's views may get; the page's own `sandbox` policy.
+    /// The tokens this host's views may get, and so the page's own `sandbox` policy.
     view_sandbox: ViewSandbox,
-    page_sandbox: String,
 }
 
 /// A page and the headers that depend on its query, built once; its compressed forms are made
@@ -422,7 +421,8 @@ impl Service {
         let origin = origin.as_ref();
         let policy = policy_for_query(Some(query), self.max_query_bytes, &host.opt_ins)
             .map_err(|e| refused_query(&e))?;
-        let csp = content_security_policy(policy.header(), origin, &host.page_sandbox);
+        let sandbox = host.view_sandbox.page_policy();
+        let csp = content_security_policy(policy.header(), origin, &sandbox);
         let Ok(csp) = HeaderValue::from_str(&csp) else {
             // Unreachable: every source in the policy passed `HostSource`, which admits
             // visible ASCII only. Refuse rather than send a page without its policy.
@@ -633,7 +633,6 @@ impl Host {
             cache_control,
             opt_ins: entry.view_opt_ins.clone(),
             relay_messages: entry.relay_messages,
-            page_sandbox: entry.view_sandbox.page_policy(),
             view_sandbox: entry.view_sandbox.clone(),
         }
     }

@@ -84,15 +84,15 @@ impl Activity {
             .then(|| self.started_at + Duration::from_millis(self.head_started_ms.load(Relaxed)))
     }
 
-    /// HTTP/1: since when the connection has been waiting for a head to complete: the head in
-    /// progress, or, before its first request, the connection itself. `None` between requests
-    /// and while a request is answered.
+    /// Since when the connection has been waiting for a head to complete: before its first
+    /// request, the connection itself (a silent client, or a slow first head); after it, the
+    /// HTTP/1 head in progress. `None` between requests and while a request is answered. The
+    /// header deadline runs from it, and the cap closes the connection waiting the longest.
     pub(crate) fn waiting_for_head_since(&self) -> Option<Instant> {
-        match self.head_started() {
-            Some(started) => Some(started),
-            None if self.requests() == 0 => Some(self.started_at),
-            None => None,
+        if self.requests() == 0 {
+            return Some(self.started_at);
         }
+        self.head_started()
     }
 
     fn elapsed_ms(&self) -> u64 {

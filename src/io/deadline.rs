@@ -57,11 +57,8 @@ impl<S> Deadlined<S> {
     }
 
     fn deadline(&self) -> Instant {
-        if self.activity.requests() == 0 {
-            return self.activity.started_at() + self.deadlines.header_read;
-        }
-        match self.activity.head_started() {
-            Some(started) => started + self.deadlines.header_read,
+        match self.activity.waiting_for_head_since() {
+            Some(since) => since + self.deadlines.header_read,
             None => self.activity.idle_since() + self.deadlines.idle,
         }
     }

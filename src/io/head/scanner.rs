@@ -372,15 +372,14 @@ impl HeadScanner {
         self.state = State::FieldStart;
     }
 
-    /// A field line is complete. Returns whether the head goes on.
-    fn end_field_line(&mut self) -> bool {
+    /// A field line is complete: the next one starts, unless that is one too many.
+    fn end_field_line(&mut self) {
         self.field_lines += 1;
         if self.field_lines > MAX_FIELDS {
             self.discard_rest(Refusal::FieldsTooLarge, true);
-            return false;
+        } else {
+            self.start_field_line();
         }
-        self.start_field_line();
-        true
     }
 
     /// Drops what is kept of the head, and the rest of it as it arrives, until the empty line
