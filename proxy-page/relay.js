@@ -49,6 +49,11 @@
   // header carries the same set as a CSP sandbox policy, so nothing below the page has more,
   // whatever a view does to its frames (WebKit forgets an ancestor's flags otherwise).
   var viewSandbox = config.viewSandbox || ['allow-scripts'];
+  // SECURITY: the operator's per-host opt-in (policy_keys): the service serves a ?csp= only
+  // with the host's signature, so this page never reloads itself for a policy (it cannot sign)
+  // and no kept resource is ever meant for it. A view that can script this page can still
+  // navigate it, but only to policies the host signed.
+  var signedPolicies = config.signedPolicies === true;
   var view = null;          // the inner <iframe>, once a resource is mounted in it
   var viewTarget = null;    // targetOrigin for posts to the view: our origin, or '*' when opaque
   var viewDocument = null;  // the document we wrote, for a same-origin view
@@ -86,6 +91,7 @@
   }
   clearPlantedCookies();
   reportDroppedSources();
+  reportRefusedPolicy();
   window.addEventListener('message', onMessage);
   window.addEventListener('pagehide', onPageHide);
   document.addEventListener('securitypolicyviolation', onOwnViolation);
@@ -105,6 +111,15 @@
     });
     mount(kept.resource, kept.reloads);
   }
+  // The host signs its policies and this page's ?csp= did not verify: the service served the
+  // spec's default policy instead, and says why.
+  function reportRefusedPolicy() {
+    if (typeof config.policyRefused !== 'string') return;
+    console.warn('[sandbox] this page has the spec\'s default policy, not its ?csp=: ' +
+      config.policyRefused + '. The host\'s backend signs ?csp= with the key the sandbox\'s ' +
+      'operator gave it (policy_keys).');
+  }
+
   // A host must never wait for nothing: without a view from a kept resource (or a reload under
   // way for it), say ready.
   if (!view && !upgrading) postToHost({ jsonrpc: '2.0', method: PROXY_READY, params: {} });
@@ -505,11 +520,19 @@
   // was requested; domains it still lacks were left out of the host's ?csp=, dropped by the
   // service, or could not be carried by the relay's one reload (see upgrade): say which.
   function warnAboutMissingDomains(requested) {
+    var why = 'the host\'s ?csp= did not name them (a host may narrow the policy), or the ' +
+      'service dropped them (see above).';
+    if (signedPolicies) {
+      why = (typeof config.policyRefused === 'string' ?
+        'the signature of this page\'s ?csp= was refused (see above).' :
+        'this sandbox serves a policy only in a URL the host\'s backend signed, and its ?csp= ' +
+          'did not name them (or the service dropped them, see above).') +
+        ' Sign a ?csp= with these domains on the host\'s backend.';
+    }
     missingDomains(requested).forEach(function (missing) {
       console.warn('[sandbox] the view asks for ' + missing.list + ' ' + missing.domains.join(', ') +
-        ' but the policy served with this page does not allow them: the host\'s ?csp= did not ' +
-        'name them (a host may narrow the policy), or the service dropped them (see above). ' +
-        'The policy is this page\'s Content-Security-Policy header.');
+        ' but the policy served with this page does not allow them: ' + why +
+        ' The policy is this page\'s Content-Security-Policy header.');
     });
   }
 
@@ -541,8 +564,10 @@
   // The URL this page needs for a resource's policy, when it is not this page's own; null when
   // this page serves it. SECURITY: never for a page the host requested with ?csp=: that host
   // has decided the policy, and the spec lets a host narrow what a server declares, never the
-  // proxy widen it. Then the relay only says what is missing.
+  // proxy widen it. Never for a host that signs its policies: only its backend can. Then the
+  // relay only says what is missing.
   function policyUrl(csp) {
+    if (signedPolicies) return null;
     var url = new URL(window.location.href);
     var params = url.searchParams;
     var upgraded = params.get(UPGRADE_PARAMETER) === '1';
@@ -642,6 +667,13 @@
     if (!token) return null;
     // A reload of this page by the user must not look for the resource again.
     window.history.replaceState(null, '', window.location.pathname + window.location.search);
+    if (signedPolicies) {
+      // This relay never reloads for a host that signs, so the entry is not its own: a view
+      // wrote it, to be mounted under a policy the host signed for another resource.
+      console.warn('[sandbox] ignored a kept resource: this sandbox\'s policies are signed, and ' +
+        'the relay never reloads for one, so it was not kept by this relay');
+      return null;
+    }
     var kept = parseKept(text);
     if (!kept) console.warn('[sandbox] this page was reloaded for a resource that was not kept: send sandbox-resource-ready again');
     return kept;

@@ -11,7 +11,7 @@ use http::{Request, header};
 use crate::config::{Config, Loaded, RelayMessages};
 use crate::sandbox::ViewSandbox;
 use crate::server::Server;
-use crate::service::Service;
+use crate::service::{PolicyVerdict, Service};
 use crate::telemetry::LogFormat;
 use crate::tls;
 
@@ -66,8 +66,18 @@ struct HeadersArgs {
     #[arg(long, env = "MCP_SANDBOX_PROXY_CONFIG")]
     config: PathBuf,
     /// The authority of the request (a sandbox name, or <label>.<name> for per-server hosts).
-    #[arg(long, value_name = "NAME")]
-    sandbox: String,
+    #[arg(long, value_name = "NAME", required_unless_present = "url")]
+    sandbox: Option<String>,
+    /// A proxy page URL as a host built it (its host is NAME, its query the request's): for a
+    /// host that signs its policies, also says whether its signature verifies.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["sandbox", "csp", "embedder"])]
+    url: Option<String>,
+    /// Sign --csp with the host entry's first key (`policy_keys`) and print the signed URL.
+    #[arg(long, requires = "csp")]
+    sign: bool,
+    /// How long the signed URL stays valid, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600, requires = "sign")]
+    expires_in: u64,
     /// The `?csp=` JSON the host would send, e.g. '{"connectDomains":["https://api.example.com"]}'.
     #[arg(long, value_name = "JSON")]
     csp: Option<String>,
@@ -264,6 +274,16 @@ fn check(path: &Path) -> ExitCode {
             host.origin, host.view_sandbox
         );
     }
+    // And whose policies only a signature of the host's backend widens.
+    for host in &config.hosts {
+        if let Some(keys) = &host.policy_keys {
+            println!(
+                "signed: views of {} get more than the spec's default policy only from a URL the host signed ({} key(s), policy_keys)",
+                host.origin,
+                keys.len()
+            );
+        }
+    }
     if let Some(files) = &config.tls {
         let resolver = match tls::load_all(files, &tls::provider()) {
             Ok(resolver) => resolver,
@@ -311,40 +331,105 @@ fn headers(args: &HeadersArgs) -> ExitCode {
     let Ok(Loaded { config, .. }) = load(Some(&args.config)) else {
         return ExitCode::FAILURE;
     };
+    let service = Service::new(&config);
+    let target = match request_target(args, &service) {
+        Ok(target) => target,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if args.sign {
+        let scheme = if config.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        println!(
+            "url: {scheme}://{}/sandbox.html?{}",
+            target.authority, target.query
+        );
+    }
+    let uri = if target.query.is_empty() {
+        "/".to_owned()
+    } else {
+        format!("/?{}", target.query)
+    };
+    let request = Request::get(uri)
+        .header(header::HOST, &target.authority)
+        .body(());
+    let request = match request {
+        Ok(request) => request,
+        Err(e) => {
+            eprintln!(
+                "error: {:?} is not a valid authority: {e}",
+                target.authority
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    let response = service.handle(&request);
+    println!("{:?} {}", response.version(), response.status());
+    for (name, value) in response.headers() {
+        println!("{name}: {}", String::from_utf8_lossy(value.as_bytes()));
+    }
+    if !response.status().is_success() {
+        return ExitCode::FAILURE;
+    }
+    signature_verdict(&service, &target)
+}
+
+/// The authority and raw query `headers` asks with.
+struct Target {
+    authority: String,
+    query: String,
+}
+
+fn request_target(args: &HeadersArgs, service: &Service) -> Result<Target, String> {
+    if let Some(raw) = &args.url {
+        let url = url::Url::parse(raw).map_err(|e| format!("--url {raw:?} is not a URL: {e}"))?;
+        let host = url.host_str().unwrap_or_default();
+        let authority = match url.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host.to_owned(),
+        };
+        let query = url.query().unwrap_or_default().to_owned();
+        return Ok(Target { authority, query });
+    }
+    // clap requires --sandbox without --url.
+    let authority = args.sandbox.clone().unwrap_or_default();
     let mut query = url::form_urlencoded::Serializer::new(String::new());
     if let Some(embedder) = &args.embedder {
         query.append_pair(crate::service::EMBEDDER_PARAMETER, embedder);
     }
     if let Some(csp) = &args.csp {
         query.append_pair("csp", csp);
-    }
-    let query = query.finish();
-    let uri = if query.is_empty() {
-        "/".to_owned()
-    } else {
-        format!("/?{query}")
-    };
-    let request = Request::get(uri)
-        .header(header::HOST, &args.sandbox)
-        .body(());
-    let request = match request {
-        Ok(request) => request,
-        Err(e) => {
-            eprintln!(
-                "error: --sandbox {:?} is not a valid authority: {e}",
-                args.sandbox
-            );
-            return ExitCode::FAILURE;
+        if args.sign {
+            let expires = crate::signing::unix_now().saturating_add(args.expires_in);
+            let signature = service.sign_policy(&authority, csp, expires)?;
+            query.append_pair(crate::signing::EXPIRES_PARAMETER, &expires.to_string());
+            query.append_pair(crate::signing::SIGNATURE_PARAMETER, &signature);
         }
-    };
-    let response = Service::new(&config).handle(&request);
-    println!("{:?} {}", response.version(), response.status());
-    for (name, value) in response.headers() {
-        println!("{name}: {}", String::from_utf8_lossy(value.as_bytes()));
     }
-    if response.status().is_success() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
+    Ok(Target {
+        authority,
+        query: query.finish(),
+    })
+}
+
+/// For a host that signs its policies, whether the request's `?csp=` verified: a page that got
+/// the spec's default policy instead is an error, with the reason the relay would give.
+fn signature_verdict(service: &Service, target: &Target) -> ExitCode {
+    match service.verify_policy(&target.authority, &target.query) {
+        PolicyVerdict::Unsigned | PolicyVerdict::NothingDeclared => ExitCode::SUCCESS,
+        PolicyVerdict::Signed { expires } => {
+            let left = expires.saturating_sub(crate::signing::unix_now());
+            println!("policy: signed, valid for {left} s more");
+            ExitCode::SUCCESS
+        }
+        PolicyVerdict::Refused(reason) => {
+            eprintln!("error: the page gets the spec's default policy, not its ?csp=: {reason}");
+            ExitCode::FAILURE
+        }
     }
 }

@@ -22,7 +22,8 @@ use toml::de::{DeTable, DeValue};
 use crate::csp::{OptIn, OptIns};
 use crate::limits::MAX_QUERY_BYTES;
 use crate::origin::{Embedder, Origin, OriginPattern, SandboxName, site_guess};
-use crate::sandbox::{SandboxToken, ViewSandbox};
+use crate::sandbox::ViewSandbox;
+use crate::signing::PolicyKeys;
 
 /// The development default that `serve` runs without `--config`.
 pub const EMBEDDED_DEFAULT: &str = include_str!("../config/default.toml");
@@ -86,6 +87,8 @@ pub struct HostEntry {
     pub relay_messages: RelayMessages,
     /// The sandbox tokens this host's views may ever get (`view_sandbox`).
     pub view_sandbox: ViewSandbox,
+    /// The keys a `?csp=` must be signed with (`policy_keys`); `None`: policies are unsigned.
+    pub policy_keys: Option<PolicyKeys>,
 }
 
 /// Which messages the relay forwards between a host and its view.
@@ -948,6 +951,7 @@ impl<'a> Walker<'a> {
                 "view_opt_ins",
                 "relay_messages",
                 "view_sandbox",
+                "policy_keys",
             ],
         );
         let cache_max_age = match table.get("cache_max_age") {
@@ -980,6 +984,10 @@ impl<'a> Walker<'a> {
             None => Some(ViewSandbox::default()),
             Some(v) => self.view_sandbox(v, &join(&prefix, "view_sandbox")),
         };
+        let policy_keys = match table.get("policy_keys") {
+            None => Some(None),
+            Some(v) => self.policy_keys(v, &join(&prefix, "policy_keys")).map(Some),
+        };
         Some(HostEntry {
             origin: origin?,
             sandbox: sandbox?,
@@ -988,6 +996,7 @@ impl<'a> Walker<'a> {
             view_opt_ins: view_opt_ins?,
             relay_messages: relay_messages?,
             view_sandbox: view_sandbox?,
+            policy_keys: policy_keys?,
         })
     }
 
@@ -1015,9 +1024,26 @@ impl<'a> Walker<'a> {
     /// `allow-scripts` among them.
     fn view_sandbox(&mut self, value: &Value<'_>, key: &str) -> Option<ViewSandbox> {
         let what = "sandbox tokens, like [\"allow-scripts\", \"allow-forms\"]";
-        let tokens = self.names::<SandboxToken>(value, key, what)?;
-        match ViewSandbox::new(tokens) {
-            Ok(sandbox) => Some(sandbox),
+        self.names_into(value, key, what, ViewSandbox::new)
+    }
+
+    /// A host's signing keys: one or two, each `env:NAME` or hex.
+    fn policy_keys(&mut self, value: &Value<'_>, key: &str) -> Option<PolicyKeys> {
+        let what = "keys, like [\"env:CHAT_POLICY_KEY\"]";
+        self.names_into(value, key, what, PolicyKeys::new)
+    }
+
+    /// A list of names, each parsed, then made into one value by a rule over them all.
+    fn names_into<T: FromStr<Err = String>, S>(
+        &mut self,
+        value: &Value<'_>,
+        key: &str,
+        what: &str,
+        build: impl FnOnce(Vec<T>) -> Result<S, String>,
+    ) -> Option<S> {
+        let names = self.names::<T>(value, key, what)?;
+        match build(names) {
+            Ok(built) => Some(built),
             Err(message) => {
                 self.error_at(value, key, message);
                 None

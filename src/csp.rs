@@ -640,12 +640,7 @@ impl Declared {
     /// Reads the `csp` parameter of a raw (still percent-encoded) query string.
     /// `Ok(None)`: there is no `csp` parameter. Other parameters are ignored.
     fn from_query(query: &str, max_query_bytes: usize) -> Result<Option<Self>, QueryError> {
-        if query.len() > max_query_bytes {
-            return Err(QueryError::TooLong {
-                len: query.len(),
-                limit: max_query_bytes,
-            });
-        }
+        check_length(query, max_query_bytes)?;
         let mut found = None;
         for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
             if key == "csp" {
@@ -706,6 +701,28 @@ impl Declared {
 
 /// Parses a request's query into the policy to apply: the spec default when there is no
 /// `csp` parameter, the validated template when there is.
+/// The spec's default policy for a query whose `csp` is not to be honoured (a host that signs
+/// its policies, and a signature that did not verify): the query's length is still held to
+/// the limit, as for any page.
+pub fn default_for_query(
+    query: &str,
+    max_query_bytes: usize,
+    opt_ins: &OptIns,
+) -> Result<ViewPolicy, QueryError> {
+    check_length(query, max_query_bytes)?;
+    Ok(ViewPolicy::spec_default(opt_ins))
+}
+
+fn check_length(query: &str, max_query_bytes: usize) -> Result<(), QueryError> {
+    if query.len() > max_query_bytes {
+        return Err(QueryError::TooLong {
+            len: query.len(),
+            limit: max_query_bytes,
+        });
+    }
+    Ok(())
+}
+
 pub fn policy_for_query(
     query: Option<&str>,
     max_query_bytes: usize,

@@ -38,6 +38,7 @@ mod reload;
 pub mod sandbox;
 pub mod server;
 pub mod service;
+pub mod signing;
 pub mod telemetry;
 pub mod tls;
 

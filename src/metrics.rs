@@ -24,6 +24,7 @@ pub(crate) struct HostCounters {
     dropped_csp_entries: AtomicU64,
     policy_upgrades: AtomicU64,
     embedder_mismatches: AtomicU64,
+    refused_signatures: AtomicU64,
 }
 
 impl HostCounters {
@@ -47,6 +48,12 @@ impl HostCounters {
     /// A page the relay asked for again, with the domains its resource declared.
     pub(crate) fn count_policy_upgrade(&self) {
         self.policy_upgrades.fetch_add(1, Relaxed);
+    }
+
+    /// A page of a host that signs its policies, served the default policy: its `?csp=` was
+    /// unsigned, expired or signed with another key.
+    pub(crate) fn count_refused_signature(&self) {
+        self.refused_signatures.fetch_add(1, Relaxed);
     }
 }
 
@@ -211,8 +218,15 @@ impl Metrics {
             &mut out,
             "embedder_mismatches_total",
             "Page requests framed by another origin than the page's host (the browser refuses the frame).",
-            all_hosts,
+            all_hosts.clone(),
             |c| &c.embedder_mismatches,
+        );
+        per_host_counter(
+            &mut out,
+            "refused_policy_signatures_total",
+            "Page requests of a host that signs its policies whose ?csp= was unsigned, expired or wrongly signed: served the spec's default policy.",
+            all_hosts,
+            |c| &c.refused_signatures,
         );
         drop(hosts);
         gauge(

@@ -64,6 +64,10 @@ pub(crate) struct RelaySettings<'a> {
     pub(crate) messages: RelayMessages,
     /// The sandbox tokens a view may get: the page's header holds no more.
     pub(crate) view_sandbox: &'a ViewSandbox,
+    /// The host signs its policies: the relay never asks for another one itself.
+    pub(crate) signed_policies: bool,
+    /// Why this page's `?csp=` got the default policy instead, for the relay to say.
+    pub(crate) policy_refused: Option<&'a str>,
 }
 
 /// What the relay needs to know: whom to trust, what the header allows, and its settings.
@@ -91,6 +95,8 @@ fn page_config(host: &Origin, policy: &ViewPolicy, relay: &RelaySettings<'_>) ->
         "maxQueryBytes": relay.max_query_bytes,
         "messages": relay.messages.name(),
         "viewSandbox": relay.view_sandbox.iter().map(SandboxToken::name).collect::<Vec<_>>(),
+        "signedPolicies": relay.signed_policies,
+        "policyRefused": relay.policy_refused,
     })
 }
 

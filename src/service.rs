@@ -14,12 +14,13 @@ use http::{Method, Request, Response, StatusCode};
 
 use crate::compress::{self, Encoding};
 use crate::config::{Config, HostEntry, RelayMessages};
-use crate::csp::{Dropped, OptIns, QueryError, policy_for_query};
+use crate::csp::{Dropped, OptIns, QueryError, ViewPolicy, default_for_query, policy_for_query};
 use crate::limits::{MAX_FIELDS, REFUSAL_FIELD, REQUEST_LINE_SLACK, Refusal};
 use crate::metrics::{HostCounters, Metrics};
 use crate::origin::{Embedder, Origin, is_dns_label, split_host_port};
 use crate::page::{PageTemplate, RelaySettings};
 use crate::sandbox::ViewSandbox;
+use crate::signing::{PolicyKeys, Refused, Signed, unix_now};
 use crate::telemetry::LogBudget;
 
 pub use crate::body::Body;
@@ -43,6 +44,9 @@ const REFERRER_POLICY: HeaderValue = HeaderValue::from_static("strict-origin-whe
 const HTML: HeaderValue = HeaderValue::from_static("text/html; charset=utf-8");
 const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
 const NO_STORE: HeaderValue = HeaderValue::from_static("no-store");
+// A page whose policy a signature decided: a cache may keep it, but must ask again before
+// using it, so that no cache serves a signed policy after its expiry.
+const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache");
 const NOSNIFF: HeaderValue = HeaderValue::from_static("nosniff");
 const ORIGIN_AGENT_CLUSTER: HeaderName = HeaderName::from_static("origin-agent-cluster");
 const OAC_ON: HeaderValue = HeaderValue::from_static("?1");
@@ -68,6 +72,39 @@ struct Host {
     relay_messages: RelayMessages,
     /// The tokens this host's views may get, and so the page's own `sandbox` policy.
     view_sandbox: ViewSandbox,
+    /// For a host that signs its policies: its keys, and the name its signatures cover.
+    signing: Option<Signing>,
+}
+
+#[derive(Debug)]
+struct Signing {
+    keys: PolicyKeys,
+    /// The host entry's sandbox name as a browser writes it (see `signing`).
+    sandbox: String,
+}
+
+/// What a host entry that signs its policies makes of a page's query (see `verify_policy`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PolicyVerdict {
+    /// No host entry that signs serves the name: every valid `?csp=` is served.
+    Unsigned,
+    /// The query has no `csp`: the spec's default policy, which needs no signature.
+    NothingDeclared,
+    /// Signed by the host, valid until `expires` (Unix seconds).
+    Signed { expires: u64 },
+    /// The spec's default policy instead of the declared one, and why.
+    Refused(String),
+}
+
+/// Where a page's view policy came from, as far as signatures go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Signature {
+    /// The host does not sign, or the query declares nothing: there was nothing to verify.
+    NotChecked,
+    /// The declared policy, signed by the host, until its expiry.
+    Valid(Signed),
+    /// The spec's default policy instead of the declared one.
+    Refused(Refused),
 }
 
 /// A page and the headers that depend on its query, built once; its compressed forms are made
@@ -87,6 +124,7 @@ struct RenderedPage {
     embedder: String,
     /// The query marks the relay asking for its page again (see `is_policy_upgrade`).
     policy_upgrade: bool,
+    signature: Signature,
 }
 
 /// One form of a page, with its `Content-Length`, its strong `ETag`, and its answer's headers
@@ -123,6 +161,14 @@ impl RenderedPage {
         // The compressed forms, once made, are each smaller than the page itself; each form's
         // header map is about a kilobyte.
         2 * self.page.body.len() + self.csp.len() + query.len() + 3 * HEADER_MAP_BYTES
+    }
+
+    /// Whether the page may still be served at `now`: a signed policy ends at its expiry.
+    fn is_valid_at(&self, now: u64) -> bool {
+        match self.signature {
+            Signature::Valid(signed) => now < signed.expires,
+            Signature::NotChecked | Signature::Refused(_) => true,
+        }
     }
 
     /// The page in `encoding`, compressed now if this is the first time it is asked for.
@@ -239,7 +285,7 @@ impl Service {
         let mut server_names: HashMap<String, Vec<usize>> = HashMap::new();
         let mut server_name_parents: HashMap<String, Vec<usize>> = HashMap::new();
         for (index, entry) in config.hosts.iter().enumerate() {
-            hosts.push(Host::new(entry, metrics));
+            hosts.push(Host::new(entry, metrics, default_port));
             let authority = entry.sandbox.authority(default_port);
             let server_name = entry.sandbox.host().to_owned();
             if entry.per_server_subdomains {
@@ -413,14 +459,16 @@ impl Service {
 
     /// The page for host `index` and a raw query, from the cache or built and cached.
     fn rendered(&self, index: usize, query: &str) -> Result<Arc<RenderedPage>, String> {
-        if let Some(page) = self.pages.get(index, query) {
+        let now = unix_now();
+        if let Some(page) = self.pages.get(index, query)
+            && page.is_valid_at(now)
+        {
             return Ok(page);
         }
         let host = &self.hosts[index];
         let origin = embedder_for(&host.origin, query)?;
         let origin = origin.as_ref();
-        let policy = policy_for_query(Some(query), self.max_query_bytes, &host.opt_ins)
-            .map_err(|e| refused_query(&e))?;
+        let (policy, signature) = self.policy(host, query, now)?;
         let sandbox = host.view_sandbox.page_policy();
         let csp = content_security_policy(policy.header(), origin, &sandbox);
         let Ok(csp) = HeaderValue::from_str(&csp) else {
@@ -428,10 +476,16 @@ impl Service {
             // visible ASCII only. Refuse rather than send a page without its policy.
             return Err("the declared domains cannot form a header".to_owned());
         };
+        let refused = match &signature {
+            Signature::Refused(refused) => Some(refused.to_string()),
+            Signature::NotChecked | Signature::Valid(_) => None,
+        };
         let relay = RelaySettings {
             max_query_bytes: self.max_query_bytes,
             messages: host.relay_messages,
             view_sandbox: &host.view_sandbox,
+            signed_policies: host.signing.is_some(),
+            policy_refused: refused.as_deref(),
         };
         let body = self.page.render(origin, &policy, &relay);
         let tag = page_tag(&body, &csp);
@@ -444,9 +498,36 @@ impl Service {
             dropped: policy.dropped,
             embedder: origin.to_string(),
             policy_upgrade: is_policy_upgrade(query),
+            signature,
         });
         self.pages.insert(index, query, &page);
         Ok(page)
+    }
+
+    /// The view policy of a query: the declared one; for a host that signs its policies, the
+    /// declared one only with a valid signature, and the spec's default otherwise.
+    fn policy(
+        &self,
+        host: &Host,
+        query: &str,
+        now: u64,
+    ) -> Result<(ViewPolicy, Signature), String> {
+        let verdict = host
+            .signing
+            .as_ref()
+            .map(|signing| signing.keys.verify(&signing.sandbox, query, now));
+        let signature = match verdict {
+            None | Some(Ok(None)) => Signature::NotChecked,
+            Some(Ok(Some(signed))) => Signature::Valid(signed),
+            Some(Err(refused)) => {
+                let policy = default_for_query(query, self.max_query_bytes, &host.opt_ins)
+                    .map_err(|e| refused_query(&e))?;
+                return Ok((policy, Signature::Refused(refused)));
+            }
+        };
+        let policy = policy_for_query(Some(query), self.max_query_bytes, &host.opt_ins)
+            .map_err(|e| refused_query(&e))?;
+        Ok((policy, signature))
     }
 
     fn answer_host<B>(&self, req: &Request<B>, index: usize) -> Response<Body> {
@@ -478,6 +559,9 @@ impl Service {
             host.counters.count_embedder_mismatch();
             log_embedder_mismatch(host, &page.embedder, &framer);
         }
+        if matches!(page.signature, Signature::Refused(_)) {
+            host.counters.count_refused_signature();
+        }
         if page.policy_upgrade {
             host.counters.count_policy_upgrade();
         }
@@ -494,6 +578,39 @@ impl Service {
 
     /// The host entry for an authority: an exact sandbox name, or one label below a name
     /// whose host serves per-server subdomains.
+    /// The signature the host entry serving `authority` gives `csp` until `expires` (Unix
+    /// seconds), with its first key: what `headers --sign` puts in the URL.
+    pub fn sign_policy(&self, authority: &str, csp: &str, expires: u64) -> Result<String, String> {
+        let signing = self.signing_for(authority)?;
+        Ok(signing.keys.sign(&signing.sandbox, expires, csp))
+    }
+
+    /// What the host entry serving `authority` makes of `query`'s signature, as a page
+    /// requested now would be served.
+    pub fn verify_policy(&self, authority: &str, query: &str) -> PolicyVerdict {
+        let Ok(signing) = self.signing_for(authority) else {
+            return PolicyVerdict::Unsigned;
+        };
+        match signing.keys.verify(&signing.sandbox, query, unix_now()) {
+            Ok(None) => PolicyVerdict::NothingDeclared,
+            Ok(Some(signed)) => PolicyVerdict::Signed {
+                expires: signed.expires,
+            },
+            Err(refused) => PolicyVerdict::Refused(refused.to_string()),
+        }
+    }
+
+    fn signing_for(&self, authority: &str) -> Result<&Signing, String> {
+        let index = self
+            .route(authority)
+            .ok_or_else(|| format!("no host entry serves {authority:?}"))?;
+        self.hosts[index].signing.as_ref().ok_or_else(|| {
+            format!(
+                "the host entry serving {authority:?} does not sign its policies (no policy_keys)"
+            )
+        })
+    }
+
     fn route(&self, authority: &str) -> Option<usize> {
         let authority = lower_case(authority);
         let authority = strip_port(&authority, self.default_port);
@@ -607,7 +724,12 @@ fn page_headers(
     }
     headers.insert(header::VARY, VARY_ACCEPT_ENCODING);
     headers.insert(header::CONTENT_SECURITY_POLICY, page.csp.clone());
-    headers.insert(header::CACHE_CONTROL, host.cache_control.clone());
+    let cache_control = match page.signature {
+        Signature::NotChecked => host.cache_control.clone(),
+        Signature::Valid(_) | Signature::Refused(_) if host.cacheable => NO_CACHE,
+        Signature::Valid(_) | Signature::Refused(_) => NO_STORE,
+    };
+    headers.insert(header::CACHE_CONTROL, cache_control);
     if host.cacheable {
         headers.insert(header::ETAG, encoded.etag.clone());
     }
@@ -618,7 +740,7 @@ fn page_headers(
 }
 
 impl Host {
-    fn new(entry: &HostEntry, metrics: &Metrics) -> Self {
+    fn new(entry: &HostEntry, metrics: &Metrics, default_port: u16) -> Self {
         let max_age = entry.cache_max_age.as_secs();
         let cache_control = if max_age == 0 {
             NO_STORE
@@ -634,6 +756,10 @@ impl Host {
             opt_ins: entry.view_opt_ins.clone(),
             relay_messages: entry.relay_messages,
             view_sandbox: entry.view_sandbox.clone(),
+            signing: entry.policy_keys.clone().map(|keys| Signing {
+                keys,
+                sandbox: entry.sandbox.authority(default_port),
+            }),
         }
     }
 }

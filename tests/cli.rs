@@ -376,3 +376,85 @@ fn headers_takes_the_embedder_a_pattern_host_needs() {
         text(&with.stdout)
     );
 }
+
+#[test]
+fn headers_signs_and_verifies_a_host_s_policy_and_check_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = "0f".repeat(32);
+    let config = write_config(
+        dir.path(),
+        &format!(
+            "listen = \"127.0.0.1:8443\"\n[[hosts]]\norigin = \"https://chat.example.com\"\nsandbox = \"chat.sandbox.test\"\n\
+             policy_keys = [\"{key}\"]\n[[hosts]]\norigin = \"https://other.example.com\"\nsandbox = \"other.sandbox.test\"\n"
+        ),
+    );
+    let out = run(&["check", "--config", &config]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("signed: views of https://chat.example.com get more than the spec's default policy only from a URL the host signed (1 key(s), policy_keys)\n"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains(&key[..8]), "a key is never shown");
+    assert!(!stdout.contains("other.example.com get more"), "{stdout}");
+
+    let csp = r#"{"connectDomains":["https://api.example.com"]}"#;
+    let headers = |more: &[&str]| {
+        let mut args = vec!["headers", "--config", &config];
+        args.extend_from_slice(more);
+        run(&args)
+    };
+    let signed = headers(&["--sandbox", "chat.sandbox.test", "--csp", csp, "--sign"]);
+    assert!(signed.status.success(), "{}", text(&signed.stderr));
+    let stdout = text(&signed.stdout);
+    let url = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("url: "))
+        .expect("the signed URL")
+        .to_owned();
+    assert!(
+        url.starts_with("http://chat.sandbox.test/sandbox.html?csp="),
+        "{url}"
+    );
+    assert!(
+        stdout.contains("https://api.example.com"),
+        "the policy is served: {stdout}"
+    );
+    let left: u64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("policy: signed, valid for "))
+        .and_then(|l| l.strip_suffix(" s more"))
+        .and_then(|n| n.parse().ok())
+        .expect("the signature's time left");
+    assert!(
+        (590..=600).contains(&left),
+        "--expires-in is 600 by default: {left}"
+    );
+
+    // The URL verifies as a host developer pastes it; a changed one does not, and says why.
+    let verified = headers(&["--url", &url]);
+    assert!(verified.status.success(), "{}", text(&verified.stderr));
+    assert!(text(&verified.stdout).contains("policy: signed"));
+    let tampered = url.replace("api.example.com", "evil.example.com");
+    let refused = headers(&["--url", &tampered]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        !text(&refused.stdout).contains("evil.example.com"),
+        "the default policy"
+    );
+    assert!(
+        text(&refused.stderr).contains(
+            "the page gets the spec's default policy, not its ?csp=: the signature does not match"
+        ),
+        "{}",
+        text(&refused.stderr)
+    );
+    let unsigned = headers(&["--sandbox", "chat.sandbox.test", "--csp", csp]);
+    assert_eq!(unsigned.status.code(), Some(1));
+    assert!(text(&unsigned.stderr).contains("no ?signature="));
+
+    // A host entry without keys cannot sign, and says so.
+    let other = headers(&["--sandbox", "other.sandbox.test", "--csp", csp, "--sign"]);
+    assert_eq!(other.status.code(), Some(1));
+    assert!(text(&other.stderr).contains("does not sign its policies (no policy_keys)"));
+}

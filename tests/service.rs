@@ -2,10 +2,9 @@
 
 mod common;
 
-use bytes::Bytes;
+use common::page::{body, csp_headers, futures_body, page_config};
 use common::{TWO_HOSTS, config, csp_query, two_hosts_with};
 use http::{Method, Request, Response, StatusCode, header};
-use http_body_util::BodyExt;
 use mcp_sandbox_proxy::body::Body;
 use mcp_sandbox_proxy::config::Config;
 use mcp_sandbox_proxy::service::{Service, Transport};
@@ -25,41 +24,6 @@ fn request(method: Method, host: &str, path_and_query: &str) -> Request<()> {
 
 fn get(host: &str, path_and_query: &str) -> Response<Body> {
     service().handle(&request(Method::GET, host, path_and_query))
-}
-
-fn body(response: Response<Body>) -> String {
-    let bytes = futures_body(response.into_body());
-    String::from_utf8(bytes.to_vec()).unwrap()
-}
-
-fn futures_body(body: Body) -> Bytes {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    rt.block_on(async { body.collect().await.unwrap().to_bytes() })
-}
-
-/// The policies a response enforces: every `Content-Security-Policy` header, each split at the
-/// commas that separate policies. The page sends one header holding two.
-fn csp_headers(response: &Response<Body>) -> Vec<String> {
-    let headers: Vec<_> = response
-        .headers()
-        .get_all(header::CONTENT_SECURITY_POLICY)
-        .iter()
-        .collect();
-    assert_eq!(headers.len(), 1, "one Content-Security-Policy header");
-    headers
-        .iter()
-        .flat_map(|v| v.to_str().unwrap().split(", "))
-        .map(str::to_owned)
-        .collect()
-}
-
-/// The page's configuration JSON as the relay reads it.
-fn page_config(page: &str) -> serde_json::Value {
-    let start = page.find(r#"id="sandbox-config">"#).unwrap() + r#"id="sandbox-config">"#.len();
-    let end = start + page[start..].find("</script>").unwrap();
-    serde_json::from_str(&page[start..end]).unwrap()
 }
 
 #[test]

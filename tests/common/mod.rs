@@ -3,6 +3,7 @@
 
 pub mod heads;
 pub mod net;
+pub mod page;
 pub mod process;
 pub mod properties;
 

@@ -1,0 +1,338 @@
+//! Policies bound to the host (`policy_keys`): for a host that signs, a `?csp=` is served only
+//! with a valid signature of the host's backend; any other gets the spec's default policy.
+//!
+//! A same-origin view can script its proxy page and navigate it to any URL of the sandbox
+//! origin, so an unsigned `?csp=` is the view's to choose. With signing, the only policies a
+//! page can get are ones the host's backend signed, for this sandbox name, until their expiry.
+//!
+//! The scheme (v1), for signers in any language:
+//!
+//! ```text
+//! message   = "mcp-sandbox-proxy policy v1" LF sandbox LF expires LF csp
+//! signature = lower-case hex of HMAC-SHA256(key, message)
+//! URL       = …?csp=<csp>&expires=<expires>&signature=<signature>
+//! ```
+//!
+//! `sandbox` is the host entry's sandbox name as a browser writes the URL's host (the default
+//! port left out); `expires` is a Unix time in seconds, in decimal digits, the first second at
+//! which the URL is refused; `csp` is the parameter's value after percent-decoding, byte for byte.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use ring::hmac;
+
+/// What every signed message begins with: it names the scheme, so that a signature made for
+/// anything else (another version, another service using the same key) never verifies here.
+const DOMAIN: &str = "mcp-sandbox-proxy policy v1";
+
+/// The query parameters a signed URL adds beside `csp`.
+pub const EXPIRES_PARAMETER: &str = "expires";
+pub const SIGNATURE_PARAMETER: &str = "signature";
+
+/// A key must hold at least this many bytes: HMAC-SHA256's own output size.
+const MIN_KEY_BYTES: usize = 32;
+/// Written as hex, so that `openssl rand -hex 32` makes one and `openssl dgst -macopt hexkey:`
+/// uses it; longer keys are allowed up to this many bytes.
+const MAX_KEY_BYTES: usize = 128;
+/// The current key and the one before it: enough to rotate without a gap.
+const MAX_KEYS: usize = 2;
+/// Digits in `expires`: any Unix time in seconds until the year 2286.
+const MAX_EXPIRES_DIGITS: usize = 10;
+const SIGNATURE_HEX_DIGITS: usize = 64;
+
+/// One HMAC-SHA256 key of a host's, from the config (hex) or from an environment variable.
+#[derive(Clone)]
+pub struct PolicyKey {
+    key: hmac::Key,
+    /// Where it came from, for messages; the key itself is never shown.
+    source: KeySource,
+    /// Kept to compare configs (a reload that changes nothing); never shown.
+    bytes: Box<[u8]>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum KeySource {
+    Config,
+    Env(String),
+}
+
+impl PolicyKey {
+    /// Reads a `policy_keys` entry: `env:NAME` names an environment variable that holds the key
+    /// as hex; anything else is the key itself, as hex.
+    pub(crate) fn load(entry: &str) -> Result<Self, String> {
+        let (source, hex) = match entry.strip_prefix("env:") {
+            Some(name) => {
+                if !is_env_name(name) {
+                    return Err(format!(
+                        "\"env:{name}\" does not name an environment variable (letters, digits and _)"
+                    ));
+                }
+                let value = std::env::var(name).map_err(|_| {
+                    format!("the environment variable {name} is not set (or not UTF-8)")
+                })?;
+                (KeySource::Env(name.to_owned()), value)
+            }
+            None => (KeySource::Config, entry.to_owned()),
+        };
+        let bytes = key_bytes(hex.trim()).map_err(|problem| match &source {
+            KeySource::Config => format!("the key {problem}"),
+            KeySource::Env(name) => format!("the key in {name} {problem}"),
+        })?;
+        Ok(PolicyKey {
+            key: hmac::Key::new(hmac::HMAC_SHA256, &bytes),
+            source,
+            bytes: bytes.into_boxed_slice(),
+        })
+    }
+}
+
+impl PartialEq for PolicyKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source && self.bytes == other.bytes
+    }
+}
+
+impl Eq for PolicyKey {}
+
+impl fmt::Debug for PolicyKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // SECURITY: a key must never reach a log line or an error, so Debug shows its source.
+        match &self.source {
+            KeySource::Config => f.write_str("PolicyKey(config)"),
+            KeySource::Env(name) => write!(f, "PolicyKey(env:{name})"),
+        }
+    }
+}
+
+/// A host's signing keys: one, or two while they rotate. Any of them verifies; the first signs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyKeys(Vec<PolicyKey>);
+
+impl PolicyKeys {
+    pub(crate) fn new(keys: Vec<PolicyKey>) -> Result<Self, String> {
+        match keys.len() {
+            0 => Err("must hold a key (\"env:NAME\", or 64 hex digits: openssl rand -hex 32); leave the key out for unsigned policies".into()),
+            1..=MAX_KEYS => Ok(PolicyKeys(keys)),
+            n => Err(format!(
+                "holds {n} keys: at most {MAX_KEYS}, the current one and the one before it"
+            )),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The signature of the first key over one URL's policy.
+    pub fn sign(&self, sandbox: &str, expires: u64, csp: &str) -> String {
+        let message = message(sandbox, &expires.to_string(), csp);
+        // `new` holds at least one key.
+        let key = &self.0[0].key;
+        hex(hmac::sign(key, &message).as_ref())
+    }
+
+    /// Whether a page's query carries a policy the host signed for `sandbox`, still valid at
+    /// `now` (Unix seconds). `Ok(None)`: the query has no `csp`, so there is nothing to sign.
+    pub(crate) fn verify(
+        &self,
+        sandbox: &str,
+        query: &str,
+        now: u64,
+    ) -> Result<Option<Signed>, Refused> {
+        let Some(parts) = SignedQuery::parse(query)? else {
+            return Ok(None);
+        };
+        let message = message(sandbox, &parts.expires_raw, &parts.csp);
+        // SECURITY: `hmac::verify` compares in constant time, and every key is tried, so the
+        // time taken does not say which one matched either. The expiry is read only from a URL
+        // that verified: a forged one learns nothing.
+        let verified: Vec<bool> = self
+            .0
+            .iter()
+            .map(|key| hmac::verify(&key.key, &message, &parts.signature).is_ok())
+            .collect();
+        let Some(key) = verified.iter().position(|ok| *ok) else {
+            return Err(Refused::Wrong);
+        };
+        if now >= parts.expires {
+            return Err(Refused::Expired {
+                expires: parts.expires,
+                now,
+            });
+        }
+        Ok(Some(Signed {
+            expires: parts.expires,
+            key,
+        }))
+    }
+}
+
+/// A policy the host signed: valid until `expires`, verified by key number `key` (from 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Signed {
+    pub(crate) expires: u64,
+    pub(crate) key: usize,
+}
+
+/// Why a page's `?csp=` was not honoured: the page gets the spec's default policy, and the
+/// relay says this to the host's developer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Refused {
+    Unsigned,
+    Malformed(String),
+    Expired { expires: u64, now: u64 },
+    Wrong,
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refused::Unsigned => write!(
+                f,
+                "?csp= has no ?{SIGNATURE_PARAMETER}=: this sandbox serves a policy only in a URL the host's backend signed"
+            ),
+            Refused::Malformed(problem) => write!(f, "the signed URL is malformed: {problem}"),
+            Refused::Expired { expires, now } => write!(
+                f,
+                "the signature expired {} s ago (?{EXPIRES_PARAMETER}={expires}): sign a fresh URL for each page",
+                now - expires
+            ),
+            Refused::Wrong => write!(
+                f,
+                "the signature does not match ?csp=, ?{EXPIRES_PARAMETER}= and this sandbox's name with any of its keys"
+            ),
+        }
+    }
+}
+
+/// The parts of a query a signature covers.
+struct SignedQuery {
+    csp: String,
+    expires_raw: String,
+    expires: u64,
+    signature: Vec<u8>,
+}
+
+impl SignedQuery {
+    fn parse(query: &str) -> Result<Option<Self>, Refused> {
+        let [mut csp, mut expires, mut signature] = [None, None, None];
+        for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
+            let slot = match key.as_ref() {
+                "csp" => &mut csp,
+                EXPIRES_PARAMETER => &mut expires,
+                SIGNATURE_PARAMETER => &mut signature,
+                _ => continue,
+            };
+            if slot.replace(value.into_owned()).is_some() {
+                return Err(Refused::Malformed(format!("?{key}= appears twice")));
+            }
+        }
+        let Some(csp) = csp else {
+            return Ok(None);
+        };
+        let Some(signature) = signature else {
+            return Err(Refused::Unsigned);
+        };
+        let Some(expires_raw) = expires else {
+            return Err(Refused::Malformed(format!(
+                "?{EXPIRES_PARAMETER}= is missing"
+            )));
+        };
+        let expires = parse_expires(&expires_raw).ok_or_else(|| {
+            Refused::Malformed(format!(
+                "?{EXPIRES_PARAMETER}= is not a Unix time in seconds (at most {MAX_EXPIRES_DIGITS} digits)"
+            ))
+        })?;
+        let signature = parse_signature(&signature).ok_or_else(|| {
+            Refused::Malformed(format!(
+                "?{SIGNATURE_PARAMETER}= is not {SIGNATURE_HEX_DIGITS} lower-case hex digits"
+            ))
+        })?;
+        Ok(Some(SignedQuery {
+            csp,
+            expires_raw,
+            expires,
+            signature,
+        }))
+    }
+}
+
+/// The bytes a signature covers (see the module's documentation).
+fn message(sandbox: &str, expires: &str, csp: &str) -> Vec<u8> {
+    [DOMAIN, sandbox, expires, csp].join("\n").into_bytes()
+}
+
+fn parse_expires(raw: &str) -> Option<u64> {
+    let digits =
+        (1..=MAX_EXPIRES_DIGITS).contains(&raw.len()) && raw.bytes().all(|b| b.is_ascii_digit());
+    digits.then(|| raw.parse().ok()).flatten()
+}
+
+fn parse_signature(raw: &str) -> Option<Vec<u8>> {
+    let lower = raw.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if raw.len() != SIGNATURE_HEX_DIGITS || !lower {
+        return None;
+    }
+    from_hex(raw)
+}
+
+fn key_bytes(hex: &str) -> Result<Vec<u8>, String> {
+    let bytes = from_hex(hex).ok_or("is not hex (0-9, a-f, an even count)")?;
+    if bytes.len() < MIN_KEY_BYTES {
+        return Err(format!(
+            "holds {} bytes: at least {MIN_KEY_BYTES} (64 hex digits: openssl rand -hex 32)",
+            bytes.len()
+        ));
+    }
+    if bytes.len() > MAX_KEY_BYTES {
+        return Err(format!(
+            "holds {} bytes: at most {MAX_KEY_BYTES}",
+            bytes.len()
+        ));
+    }
+    Ok(bytes)
+}
+
+fn from_hex(hex: &str) -> Option<Vec<u8>> {
+    if !hex.len().is_multiple_of(2) || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    hex.as_bytes()
+        .chunks(2)
+        .map(|pair| {
+            let digits = std::str::from_utf8(pair).ok()?;
+            u8::from_str_radix(digits, 16).ok()
+        })
+        .collect()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn is_env_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(b'A'..=b'Z' | b'a'..=b'z' | b'_'))
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// Now, in Unix seconds (0 for a clock before 1970, which refuses every signature).
+pub(crate) fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl FromStr for PolicyKey {
+    type Err = String;
+
+    fn from_str(entry: &str) -> Result<Self, Self::Err> {
+        PolicyKey::load(entry)
+    }
+}

@@ -1,0 +1,337 @@
+//! Policies bound to the host (`policy_keys`): a `?csp=` is served only with the host's
+//! signature. Signatures here are made with ring directly, from the scheme as documented, not
+//! with the service's own signer.
+
+mod common;
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use common::page::{body, csp_headers, page_config};
+use http::{Request, Response, header};
+use mcp_sandbox_proxy::body::Body;
+use mcp_sandbox_proxy::config::Config;
+use mcp_sandbox_proxy::metrics::Metrics;
+use mcp_sandbox_proxy::service::Service;
+use ring::hmac;
+
+const KEY: &str = "8f1b6c3e2a9d4f7061b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718";
+const OLD_KEY: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+const DECLARED: &str = r#"{"connectDomains":["https://api.example.com"]}"#;
+
+fn signing_config(keys: &str) -> String {
+    format!(
+        r#"
+listen = "127.0.0.1:0"
+cache_max_age = "1h"
+
+[[hosts]]
+origin  = "https://chat.example.com"
+sandbox = "chat.sandbox.test"
+policy_keys = {keys}
+
+[[hosts]]
+origin  = "https://studio.example.com"
+sandbox = "studio.sandbox.test:8443"
+per_server_subdomains = true
+policy_keys = ["{KEY}"]
+"#
+    )
+}
+
+fn service_with(keys: &str) -> Service {
+    Service::new(&common::config(&signing_config(keys)))
+}
+
+fn service() -> Service {
+    service_with(&format!(r#"["{KEY}"]"#))
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// The signature of the documented scheme, over exactly these strings.
+fn signature(key: &str, sandbox: &str, expires: &str, csp: &str) -> String {
+    let bytes: Vec<u8> = (0..key.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&key[i..i + 2], 16).unwrap())
+        .collect();
+    let key = hmac::Key::new(hmac::HMAC_SHA256, &bytes);
+    let message = format!("mcp-sandbox-proxy policy v1\n{sandbox}\n{expires}\n{csp}");
+    let tag = hmac::sign(&key, message.as_bytes());
+    tag.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn signed_query(key: &str, sandbox: &str, expires: u64, csp: &str) -> String {
+    let expires = expires.to_string();
+    let signature = signature(key, sandbox, &expires, csp);
+    url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("csp", csp)
+        .append_pair("expires", &expires)
+        .append_pair("signature", &signature)
+        .finish()
+}
+
+fn get(service: &Service, host: &str, query: &str) -> Response<Body> {
+    let request = Request::get(format!("/sandbox.html?{query}"))
+        .header(header::HOST, host)
+        .body(())
+        .unwrap();
+    service.handle(&request)
+}
+
+/// What the page got: whether its header allows the declared domain, and the refusal the relay
+/// is told, if any.
+fn served(response: Response<Body>) -> (bool, Option<String>) {
+    assert_eq!(response.status(), 200);
+    let widened = csp_headers(&response)[0].contains("https://api.example.com");
+    let config = page_config(&body(response));
+    assert_eq!(config["signedPolicies"], true);
+    (widened, config["policyRefused"].as_str().map(str::to_owned))
+}
+
+fn refusal(response: Response<Body>) -> String {
+    let (widened, refused) = served(response);
+    assert!(
+        !widened,
+        "a refused signature gets the spec's default policy"
+    );
+    refused.expect("the relay is told why")
+}
+
+#[test]
+fn a_signed_policy_is_served_until_its_expiry() {
+    let query = signed_query(KEY, "chat.sandbox.test", now() + 600, DECLARED);
+    let response = get(&service(), "chat.sandbox.test", &query);
+    assert_eq!(
+        response.headers()[header::CACHE_CONTROL],
+        "no-cache",
+        "no cache may serve it past its expiry without asking"
+    );
+    assert_eq!(served(response), (true, None));
+}
+
+#[test]
+fn an_unsigned_policy_gets_the_default_and_says_why() {
+    let query = common::csp_query(DECLARED);
+    let reason = refusal(get(&service(), "chat.sandbox.test", &query));
+    assert!(reason.contains("no ?signature="), "{reason}");
+}
+
+#[test]
+fn an_expired_signature_gets_the_default_and_says_how_long_ago() {
+    let query = signed_query(KEY, "chat.sandbox.test", now() - 30, DECLARED);
+    let reason = refusal(get(&service(), "chat.sandbox.test", &query));
+    assert!(reason.contains("expired"), "{reason}");
+    // The second the URL names is the first one it is refused in.
+    let query = signed_query(KEY, "chat.sandbox.test", now(), DECLARED);
+    assert!(refusal(get(&service(), "chat.sandbox.test", &query)).contains("expired"));
+}
+
+#[test]
+fn every_part_the_signature_covers_is_bound() {
+    let expires = now() + 600;
+    let wider = r#"{"connectDomains":["https://api.example.com","https://evil.example"]}"#;
+    let good = signature(KEY, "chat.sandbox.test", &expires.to_string(), DECLARED);
+    let encoded =
+        |csp: &str| -> String { url::form_urlencoded::byte_serialize(csp.as_bytes()).collect() };
+    let forged = [
+        // Another policy under the host's signature.
+        format!("csp={}&expires={expires}&signature={good}", encoded(wider)),
+        // A later expiry.
+        format!(
+            "csp={}&expires={}&signature={good}",
+            encoded(DECLARED),
+            expires + 1
+        ),
+        // Another key.
+        signed_query(OLD_KEY, "chat.sandbox.test", expires, DECLARED),
+        // Another host's sandbox name, and the per-server form of this one.
+        signed_query(KEY, "studio.sandbox.test:8443", expires, DECLARED),
+        signed_query(KEY, "a.chat.sandbox.test", expires, DECLARED),
+    ];
+    for query in forged {
+        let reason = refusal(get(&service(), "chat.sandbox.test", &query));
+        assert!(reason.contains("does not match"), "{query}: {reason}");
+    }
+}
+
+#[test]
+fn malformed_signed_urls_are_named() {
+    let expires = now() + 600;
+    let good = signed_query(KEY, "chat.sandbox.test", expires, DECLARED);
+    let upper = good.replace(
+        &signature(KEY, "chat.sandbox.test", &expires.to_string(), DECLARED),
+        &signature(KEY, "chat.sandbox.test", &expires.to_string(), DECLARED).to_uppercase(),
+    );
+    let cases = [
+        (upper, "hex digits"),
+        (format!("{good}&signature=00"), "appears twice"),
+        (format!("{good}&expires=1"), "appears twice"),
+        (
+            good.replace(&format!("expires={expires}"), "expires=soon"),
+            "Unix time",
+        ),
+        (
+            good.replace(&format!("expires={expires}&"), ""),
+            "expires= is missing",
+        ),
+        (good.replace("signature=", "signature=0"), "hex digits"),
+    ];
+    for (query, expected) in cases {
+        let reason = refusal(get(&service(), "chat.sandbox.test", &query));
+        assert!(reason.contains(expected), "{query}: {reason}");
+    }
+}
+
+#[test]
+fn either_of_two_keys_verifies_while_they_rotate() {
+    let both = format!(r#"["{KEY}", "{OLD_KEY}"]"#);
+    for key in [KEY, OLD_KEY] {
+        let query = signed_query(key, "chat.sandbox.test", now() + 600, DECLARED);
+        assert_eq!(
+            served(get(&service_with(&both), "chat.sandbox.test", &query)),
+            (true, None)
+        );
+    }
+    // Once the old key is gone, what it signed is refused.
+    let query = signed_query(OLD_KEY, "chat.sandbox.test", now() + 600, DECLARED);
+    assert!(refusal(get(&service(), "chat.sandbox.test", &query)).contains("does not match"));
+}
+
+#[test]
+fn per_server_subdomains_share_the_host_entry_signature() {
+    // Signed for the entry's name as a browser writes it: the port is not the default one.
+    let query = signed_query(KEY, "studio.sandbox.test:8443", now() + 600, DECLARED);
+    let response = get(&service(), "weather.studio.sandbox.test:8443", &query);
+    assert_eq!(served(response), (true, None));
+}
+
+#[test]
+fn a_page_without_csp_needs_no_signature() {
+    let response = get(&service(), "chat.sandbox.test", "");
+    assert_eq!(
+        response.headers()[header::CACHE_CONTROL],
+        "public, max-age=3600"
+    );
+    assert_eq!(served(response), (false, None));
+}
+
+#[test]
+fn a_refused_signature_is_still_held_to_the_query_limit() {
+    let long = format!(
+        r#"{{"connectDomains":["https://{}.example"]}}"#,
+        "a".repeat(17_000)
+    );
+    let query = common::csp_query(&long);
+    let response = get(&service(), "chat.sandbox.test", &query);
+    assert_eq!(response.status(), 400, "too long, signed or not");
+}
+
+#[test]
+fn a_cached_signed_page_ends_at_its_expiry() {
+    let service = service();
+    // Signed to expire at the next second, so the cached page outlives its signature.
+    let expires = now() + 1;
+    let query = signed_query(KEY, "chat.sandbox.test", expires, DECLARED);
+    let first = get(&service, "chat.sandbox.test", &query);
+    if now() >= expires {
+        // The second turned while the page was built: nothing to learn from this run.
+        assert!(refusal(first).contains("expired"));
+        return;
+    }
+    assert_eq!(served(first), (true, None));
+    while now() < expires {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let reason = refusal(get(&service, "chat.sandbox.test", &query));
+    assert!(reason.contains("expired"), "{reason}");
+}
+
+#[test]
+fn refused_signatures_are_counted_per_host() {
+    let metrics = Metrics::new();
+    let service = Service::with_metrics(
+        &common::config(&signing_config(&format!(r#"["{KEY}"]"#))),
+        &metrics,
+    );
+    let query = common::csp_query(DECLARED);
+    for _ in 0..2 {
+        get(&service, "chat.sandbox.test", &query);
+    }
+    let line = metrics
+        .render()
+        .lines()
+        .find(|l| {
+            l.starts_with("mcp_sandbox_proxy_refused_policy_signatures_total")
+                && l.contains("chat.example.com")
+        })
+        .map(str::to_owned);
+    assert!(line.is_some_and(|l| l.ends_with(" 2")), "counted twice");
+}
+
+fn problems(keys: &str) -> String {
+    match Config::parse(
+        "test.toml",
+        &signing_config(keys),
+        std::path::Path::new("."),
+    ) {
+        Ok(_) => panic!("{keys} must be refused"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn bad_keys_are_refused_without_showing_them() {
+    let short = &KEY[..62];
+    let cases = [
+        (format!(r#"["{short}"]"#), "31 bytes: at least 32"),
+        (format!(r#"["{}zz"]"#, &KEY[..62]), "is not hex"),
+        (format!(r#"["+{}"]"#, &KEY[..63]), "is not hex"),
+        (
+            r#"["env:MCP_SANDBOX_PROXY_TEST_UNSET_KEY"]"#.to_owned(),
+            "MCP_SANDBOX_PROXY_TEST_UNSET_KEY is not set",
+        ),
+        (
+            r#"["env:A-B"]"#.to_owned(),
+            "does not name an environment variable",
+        ),
+        (format!(r#"["{KEY}", "{OLD_KEY}", "{KEY}"]"#), "at most 2"),
+        ("[]".to_owned(), "must hold a key"),
+        (format!(r#""{KEY}""#), "must be a list"),
+    ];
+    for (keys, expected) in cases {
+        let problems = problems(&keys);
+        assert!(problems.contains("hosts[0].policy_keys"), "{problems}");
+        assert!(problems.contains(expected), "{keys}: {problems}");
+        assert!(
+            !problems.contains(&KEY[..16]),
+            "a key is never shown: {problems}"
+        );
+    }
+}
+
+#[test]
+fn a_key_from_the_environment_verifies_and_is_never_shown() {
+    // SAFETY of the test: this variable is read by this test only.
+    unsafe { std::env::set_var("MCP_SANDBOX_PROXY_TEST_POLICY_KEY", KEY) };
+    let text = signing_config(r#"["env:MCP_SANDBOX_PROXY_TEST_POLICY_KEY"]"#);
+    let config = common::config(&text);
+    let shown = format!("{config:?}");
+    assert!(shown.contains("env:MCP_SANDBOX_PROXY_TEST_POLICY_KEY"));
+    assert!(
+        !shown.contains(&KEY[..16]) && !shown.contains(&KEY[48..]),
+        "{shown}"
+    );
+    let query = signed_query(KEY, "chat.sandbox.test", now() + 600, DECLARED);
+    let response = Service::new(&config).handle(
+        &Request::get(format!("/?{query}"))
+            .header(header::HOST, "chat.sandbox.test")
+            .body(())
+            .unwrap(),
+    );
+    assert_eq!(served(response), (true, None));
+}
