@@ -27,6 +27,15 @@ impl Rng {
         from[self.below(from.len())]
     }
 
+    /// `text`, edited (see `mutate`) one time in `one_in`.
+    fn sometimes_mutate(&mut self, one_in: usize, text: String) -> String {
+        if self.below(one_in) == 0 {
+            self.mutate(text)
+        } else {
+            text
+        }
+    }
+
     /// `text` with a few random edits: a hostile character inserted, a byte dropped.
     fn mutate(&mut self, text: String) -> String {
         let mut chars: Vec<char> = text.chars().collect();
@@ -97,11 +106,7 @@ fn source(rng: &mut Rng) -> String {
         rng.pick(PORTS),
         rng.pick(PATHS)
     );
-    if rng.below(4) == 0 {
-        rng.mutate(text)
-    } else {
-        text
-    }
+    rng.sometimes_mutate(4, text)
 }
 
 fn declaration(rng: &mut Rng) -> String {
@@ -114,11 +119,7 @@ fn declaration(rng: &mut Rng) -> String {
         })
         .collect();
     let json = format!("{{{}}}", lists.join(","));
-    if rng.below(8) == 0 {
-        rng.mutate(json)
-    } else {
-        json
-    }
+    rng.sometimes_mutate(8, json)
 }
 
 #[test]
@@ -159,11 +160,7 @@ fn the_config_loader_refuses_with_reasons_and_never_panics() {
     for _ in 0..5_000 {
         let text: Vec<&str> = (0..rng.below(12)).map(|_| rng.pick(&lines)).collect();
         let text = text.join("\n");
-        let text = if rng.below(5) == 0 {
-            rng.mutate(text)
-        } else {
-            text
-        };
+        let text = rng.sometimes_mutate(5, text);
         properties::check_config(&text);
     }
 }
@@ -233,4 +230,93 @@ fn the_head_reader_agrees_with_httparse_within_its_bounds_for_any_split() {
         let every: Vec<usize> = (0..input.len()).collect();
         heads::check_heads(&input, &every, limits);
     }
+}
+
+/// A value percent-encoded as a host's library would, or every byte as `%XX`, or with `+` for
+/// each space: the signature covers the decoded value, whichever way it was written.
+fn encoded(rng: &mut Rng, value: &str) -> String {
+    match rng.below(3) {
+        0 => url::form_urlencoded::byte_serialize(value.as_bytes()).collect(),
+        1 => value.bytes().map(|b| format!("%{b:02X}")).collect(),
+        _ => value
+            .replace('%', "%25")
+            .replace('&', "%26")
+            .replace('+', "%2B")
+            .replace('#', "%23")
+            .replace(' ', "+"),
+    }
+}
+
+/// A query a host, a hostile view or a broken signer might send: signed or not, by the host's
+/// keys or another, for this `csp` or another, expired or not, with its parts repeated,
+/// reordered, edited, and beside other parameters.
+fn signed_query(rng: &mut Rng) -> String {
+    use common::signing::{KEYS, sign, unix_now};
+    let csp = match rng.below(4) {
+        0 => r#"{"connectDomains":["https://api.example.com"]}"#.to_owned(),
+        1 => "{}".to_owned(),
+        _ => declaration(rng),
+    };
+    let now = unix_now();
+    let expires = match rng.below(8) {
+        0 => (now - 1 - rng.below(100) as u64).to_string(),
+        1 => format!("0{}", now + 600),
+        2 => rng
+            .pick(&["", "soon", "-1", "1e10", "99999999999", " 1"])
+            .to_owned(),
+        _ => (now + 60 + rng.below(10_000) as u64).to_string(),
+    };
+    let signed_csp = if rng.below(6) == 0 {
+        declaration(rng)
+    } else {
+        csp.clone()
+    };
+    let mut signature = sign(KEYS[rng.below(3)], &expires, &signed_csp);
+    match rng.below(10) {
+        0 => signature = signature.to_uppercase(),
+        1 => signature.truncate(rng.below(64)),
+        2 => signature = rng.mutate(signature),
+        _ => {}
+    }
+    let mut parts = vec![
+        format!("csp={}", encoded(rng, &csp)),
+        format!("expires={}", encoded(rng, &expires)),
+        format!("signature={}", encoded(rng, &signature)),
+    ];
+    if rng.below(6) == 0 {
+        parts.remove(rng.below(parts.len()));
+    }
+    if rng.below(8) == 0 {
+        let again = parts[rng.below(parts.len())].clone();
+        parts.push(again);
+    }
+    for _ in 0..rng.below(3) {
+        parts.push(
+            rng.pick(&["upgrade=1", "x=y", "csp2=1", "", "signature", "&&"])
+                .to_owned(),
+        );
+    }
+    for i in (1..parts.len()).rev() {
+        parts.swap(i, rng.below(i + 1));
+    }
+    let query = parts.join("&");
+    rng.sometimes_mutate(10, query)
+}
+
+#[test]
+fn a_host_that_signs_serves_a_policy_exactly_when_the_reference_finds_its_signature() {
+    let mut rng = Rng(0x5eed_0005);
+    let mut served = 0;
+    for _ in 0..20_000 {
+        let query = signed_query(&mut rng);
+        if common::signing::reference_signed(&query, common::signing::unix_now()) {
+            served += 1;
+        }
+        common::signing::check_signed_query(&query);
+    }
+    // The generator must reach both sides of the rule, or the property says little.
+    assert!(
+        (2_000..18_000).contains(&served),
+        "{served} of 20 000 signed"
+    );
 }

@@ -6,6 +6,7 @@ pub mod net;
 pub mod page;
 pub mod process;
 pub mod properties;
+pub mod signing;
 
 use std::path::Path;
 
