@@ -6,10 +6,11 @@
 //! ```text
 //! cli        serve: config::Config::load → server::Server::bind → Server::run
 //! generation one config → service::Service (+ tls acceptor, limits) as an Endpoint
-//! server     accept (connection cap) → TLS handshake (tls: certificate by SNI)
-//!            → HTTP/1 or HTTP/2, the byte stream wrapped by io::deadline
-//!            (plain TCP: io::prefixed replays the sniffed h2 preface)
-//! http1      HTTP/1: io::head checks each head; hyper answers; at rest between requests
+//! server     listeners: accept under the connection cap, the drain of the backlog
+//! connection one connection: TLS handshake (tls: certificate by SNI) or the h2 preface
+//!            (plain TCP: io::prefixed replays it), the byte stream wrapped by io::deadline
+//!            → h1: io::head checks each head; hyper answers; at rest between requests
+//!            → h2: hyper, streams run inline first
 //! service    Host/:authority → host entry → csp: ?csp= → view policy
 //!            → page: the proxy page (proxy-page/sandbox.html + relay.js) → headers
 //! metrics    counted on the way; admin serves them, with /livez and /readyz
@@ -21,10 +22,10 @@ pub mod body;
 pub mod cli;
 mod compress;
 pub mod config;
+mod connection;
 pub mod csp;
 mod demo;
 mod generation;
-mod http1;
 mod idle;
 mod io;
 mod limits;

@@ -123,7 +123,7 @@ impl Metrics {
         OpenConnection(self.clone())
     }
 
-    /// An HTTP/1 connection at rest between requests (see `http1`), until the guard is dropped.
+    /// An HTTP/1 connection at rest between requests (see `connection::h1`), until the guard is dropped.
     pub(crate) fn connection_resting(self: &Arc<Self>) -> RestingConnection {
         self.resting_connections.fetch_add(1, Relaxed);
         RestingConnection(self.clone())

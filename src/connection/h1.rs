@@ -25,18 +25,21 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::time::Instant;
 
+use super::{ConnectionError, Drain, Serving};
 use crate::body::Body;
+use crate::config::Limits;
 use crate::io::activity::Activity;
 use crate::io::head::HeadFilter;
+use crate::limits::{HeadLimits, REQUEST_LINE_SLACK};
 use crate::metrics::Metrics;
-use crate::server::{ConnectionError, Drain};
+use hyper_util::rt::TokioTimer;
 
 /// How long a kept-alive connection stays idle before it rests. Long enough that a client
 /// asking again at once (a burst of views, a load test) keeps its hyper connection; short
 /// enough that a connection opened for one page gives its buffers back almost at once.
 pub(crate) const REST_AFTER: Duration = Duration::from_millis(100);
 
-/// What hyper reads and writes: the checked stream, boxed (see `server::serve_http`).
+/// What hyper reads and writes: the checked stream, boxed (see `connection::serve_http`).
 type Stream<I> = TokioIo<Box<HeadFilter<I>>>;
 
 /// How one stretch of a connection ended.
@@ -45,6 +48,50 @@ enum Stretch<I, S> {
     Ended,
     /// The connection went idle and hyper gave its stream back.
     Rested(Parts<Stream<I>, S>),
+}
+
+/// Serves HTTP/1 on `io`: every head checked by `HeadFilter` against the service's limits
+/// first, then hyper, resting between stretches (see `serve`). Boxed (see `serve_http`).
+pub(super) fn serve_checked<I, S>(
+    io: I,
+    limits: &Limits,
+    service: S,
+    drain: Option<Drain>,
+    activity: Arc<Activity>,
+    metrics: Option<Arc<Metrics>>,
+) -> Serving
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    S: HttpService<Incoming, ResBody = Body> + Unpin + Send + 'static,
+    S::Future: Unpin + Send,
+    S::Error: Into<ConnectionError>,
+{
+    let head_limits = HeadLimits {
+        request_line: limits.max_query_bytes + REQUEST_LINE_SLACK,
+        fields: limits.max_header_bytes,
+    };
+    // hyper only ever sees heads `HeadFilter` checked against these limits: its own are
+    // set above them, so it never answers a head itself (its answers carry no headers).
+    let hyper_max = (head_limits.filtered_max() + 1024).max(8192);
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    // Head and idle deadlines are `Deadlined`'s: hyper's header_read_timeout would also cut
+    // idle keep-alive connections at the head deadline. The timer stays set regardless.
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(None)
+        // A refused head is followed by end of file (see `io::head`); a client may also
+        // close its side once it has sent its request. Either still gets its answer.
+        .half_close(true)
+        // hyper's own field limit is left at its default, 100: `MAX_FIELDS`, which
+        // `HeadFilter` enforces first. Set explicitly, even to the same number, it makes
+        // hyper build its header arrays on the heap for every head instead of the stack.
+        .max_header_size(hyper_max)
+        .max_buf_size(hyper_max)
+        .keep_alive(true);
+    // Boxed apart from the future that serves it: the stream (TLS state included) then
+    // takes its own size once, however many places the future keeps for it.
+    let io = Box::new(HeadFilter::new(io, head_limits, activity.clone()));
+    Box::pin(serve(io, builder, service, drain, activity, metrics))
 }
 
 /// Serves HTTP/1 on `io` until the connection ends, resting between stretches of requests.
