@@ -22,6 +22,7 @@ use toml::de::{DeTable, DeValue};
 use crate::csp::{OptIn, OptIns};
 use crate::limits::MAX_QUERY_BYTES;
 use crate::origin::{Embedder, Origin, OriginPattern, SandboxName, site_guess};
+use crate::routing::{is_one_label_below, parent_name};
 use crate::sandbox::ViewSandbox;
 use crate::signing::PolicyKeys;
 
@@ -1336,25 +1337,12 @@ fn refused(entry: &HostEntry, embedder: &Embedder) -> bool {
     }
 }
 
-/// The name one DNS label up (`b.c` for `a.b.c`, with its port), if the first label is one.
-fn parent_name(name: &str) -> Option<&str> {
-    name.split_once('.')
-        .filter(|(label, _)| crate::origin::is_dns_label(label))
-        .map(|(_, parent)| parent)
-}
-
 /// The `sandbox` value of a host table, for messages about it; the table if it has none.
 fn sandbox_value<'v, 'i>(table: &'v Value<'i>) -> &'v Value<'i> {
     match table.get_ref() {
         DeValue::Table(t) => t.get("sandbox").unwrap_or(table),
         _ => table,
     }
-}
-
-/// `a.b.c` is one label below `b.c`, with the same port if any.
-fn is_one_label_below(name: &str, parent: &str) -> bool {
-    name.split_once('.')
-        .is_some_and(|(label, rest)| rest == parent && crate::origin::is_dns_label(label))
 }
 
 fn join(prefix: &str, name: &str) -> String {

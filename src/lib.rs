@@ -36,6 +36,7 @@ mod minify;
 pub mod origin;
 mod page;
 mod reload;
+mod routing;
 pub mod sandbox;
 pub mod server;
 pub mod service;

@@ -17,8 +17,9 @@ use crate::config::{Config, HostEntry, RelayMessages};
 use crate::csp::{Dropped, OptIns, QueryError, ViewPolicy, default_for_query, policy_for_query};
 use crate::limits::{MAX_FIELDS, REFUSAL_FIELD, REQUEST_LINE_SLACK, Refusal};
 use crate::metrics::{HostCounters, Metrics};
-use crate::origin::{Embedder, Origin, is_dns_label, split_host_port};
+use crate::origin::{Embedder, Origin, split_host_port};
 use crate::page::{PageTemplate, RelaySettings};
+use crate::routing::{Routes, lower_case, route_key};
 use crate::sandbox::ViewSandbox;
 use crate::signing::{PolicyKeys, Refused, Signed, unix_now};
 use crate::telemetry::LogBudget;
@@ -252,14 +253,11 @@ pub enum Transport<'a> {
 #[derive(Debug)]
 pub struct Service {
     hosts: Vec<Host>,
-    /// Exact authority → host index.
-    names: HashMap<String, usize>,
-    /// Authority one label up → host index, for hosts with per-server subdomains.
-    parents: HashMap<String, usize>,
+    /// Authority → host index.
+    names: Routes<usize>,
     /// TLS server name (a host without port) → host indices, for the SNI/authority rule.
     /// Several entries may share a name on different ports.
-    server_names: HashMap<String, Vec<usize>>,
-    server_name_parents: HashMap<String, Vec<usize>>,
+    server_names: Routes<Vec<usize>>,
     unmatched: Arc<HostCounters>,
     tls: bool,
     default_port: u16,
@@ -280,23 +278,14 @@ impl Service {
     pub fn with_metrics(config: &Config, metrics: &Metrics) -> Self {
         let default_port = if config.tls.is_some() { 443 } else { 80 };
         let mut hosts = Vec::with_capacity(config.hosts.len());
-        let mut names = HashMap::new();
-        let mut parents = HashMap::new();
-        let mut server_names: HashMap<String, Vec<usize>> = HashMap::new();
-        let mut server_name_parents: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut names = Routes::default();
+        let mut server_names = Routes::<Vec<usize>>::default();
         for (index, entry) in config.hosts.iter().enumerate() {
             hosts.push(Host::new(entry, metrics, default_port));
+            let per_server = entry.per_server_subdomains;
             let authority = entry.sandbox.authority(default_port);
-            let server_name = entry.sandbox.host().to_owned();
-            if entry.per_server_subdomains {
-                parents.insert(authority.clone(), index);
-                server_name_parents
-                    .entry(server_name.clone())
-                    .or_default()
-                    .push(index);
-            }
-            names.insert(authority, index);
-            server_names.entry(server_name).or_default().push(index);
+            names.add(&authority, per_server, |slot| *slot = index);
+            server_names.add(entry.sandbox.host(), per_server, |slot| slot.push(index));
         }
         let hsts = config
             .tls
@@ -306,9 +295,7 @@ impl Service {
         Service {
             hosts,
             names,
-            parents,
             server_names,
-            server_name_parents,
             unmatched: metrics.unmatched(),
             tls: config.tls.is_some(),
             default_port,
@@ -612,18 +599,13 @@ impl Service {
     }
 
     fn route(&self, authority: &str) -> Option<usize> {
-        let authority = lower_case(authority);
-        let authority = strip_port(&authority, self.default_port);
-        lookup(authority, &self.names, &self.parents).copied()
+        let key = route_key(authority, self.default_port);
+        self.names.lookup(&key).copied()
     }
 
     /// The host entries a TLS server name belongs to, by the same rules without a port.
     fn route_server_name(&self, name: &str) -> Option<&Vec<usize>> {
-        lookup(
-            &lower_case(name),
-            &self.server_names,
-            &self.server_name_parents,
-        )
+        self.server_names.lookup(&lower_case(name))
     }
 }
 
@@ -764,31 +746,6 @@ impl Host {
     }
 }
 
-/// An exact name, or one DNS label below a name that serves per-server subdomains.
-fn lookup<'m, V>(
-    name: &str,
-    exact: &'m HashMap<String, V>,
-    parents: &'m HashMap<String, V>,
-) -> Option<&'m V> {
-    if let Some(found) = exact.get(name) {
-        return Some(found);
-    }
-    let (label, parent) = name.split_once('.')?;
-    if !is_dns_label(label) {
-        return None;
-    }
-    parents.get(parent)
-}
-
-/// Lower case, allocating only when there is an upper-case letter (browsers send lower case).
-fn lower_case(name: &str) -> Cow<'_, str> {
-    if name.bytes().any(|b| b.is_ascii_uppercase()) {
-        Cow::Owned(name.to_ascii_lowercase())
-    } else {
-        Cow::Borrowed(name)
-    }
-}
-
 fn hsts_value(max_age: Duration) -> HeaderValue {
     let value = format!("max-age={}", max_age.as_secs());
     HeaderValue::from_str(&value).expect("max-age=<digits> is visible ASCII")
@@ -819,19 +776,6 @@ fn field_bytes<B>(req: &Request<B>) -> usize {
         .filter(|(name, _)| *name != header::COOKIE)
         .map(|(name, value)| name.as_str().len() + value.len() + 4)
         .sum()
-}
-
-/// The authority without its port when the port is the default one, written in digits only
-/// (`u16`'s parser would also take `+80`, which no authority is).
-fn strip_port(authority: &str, default_port: u16) -> &str {
-    match authority.rsplit_once(':') {
-        Some((host, port))
-            if port.bytes().all(|b| b.is_ascii_digit()) && port.parse() == Ok(default_port) =>
-        {
-            host
-        }
-        _ => authority,
-    }
 }
 
 /// The origin framing this page request, when it is not the one the page is pinned to: the
