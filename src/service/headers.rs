@@ -1,0 +1,142 @@
+//! The headers of every answer: the page's (policy, caching, content type) and the error
+//! answers', each with the security headers.
+
+use bytes::Bytes;
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use http::{Request, Response, StatusCode};
+
+use crate::compress::Encoding;
+use crate::origin::Origin;
+
+use super::page_cache::{Encoded, RenderedPage};
+use super::query::Signature;
+use super::{Body, Host};
+
+// The referrer a view's requests carry: the sandbox origin only, and nothing over http.
+// `no-referrer` would break referrer-bound APIs (map tiles, some CDNs) that views use; the
+// full URL would leak `?csp=` to every third party the view talks to.
+pub(super) const REFERRER_POLICY: HeaderValue =
+    HeaderValue::from_static("strict-origin-when-cross-origin");
+
+pub(super) const HTML: HeaderValue = HeaderValue::from_static("text/html; charset=utf-8");
+
+pub(super) const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
+
+pub(super) const NO_STORE: HeaderValue = HeaderValue::from_static("no-store");
+
+// A page whose policy a signature decided: a cache may keep it, but must ask again before
+// using it, so that no cache serves a signed policy after its expiry.
+pub(super) const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache");
+
+pub(super) const NOSNIFF: HeaderValue = HeaderValue::from_static("nosniff");
+
+pub(super) const ORIGIN_AGENT_CLUSTER: HeaderName = HeaderName::from_static("origin-agent-cluster");
+
+pub(super) const OAC_ON: HeaderValue = HeaderValue::from_static("?1");
+
+pub(super) const ALLOW_GET_HEAD: HeaderValue = HeaderValue::from_static("GET, HEAD");
+
+pub(super) const RETRY_AFTER: HeaderValue = HeaderValue::from_static("1");
+
+pub(super) const VARY_ACCEPT_ENCODING: HeaderValue = HeaderValue::from_static("accept-encoding");
+
+pub(super) const CLEAR_SITE_DATA: HeaderName = HeaderName::from_static("clear-site-data");
+
+pub(super) const CLEAR_COOKIES: HeaderValue = HeaderValue::from_static("\"cookies\"");
+
+// Error answers are not pages: nothing in them may run, and nobody may frame them.
+pub(super) const ERROR_CSP: HeaderValue =
+    HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'");
+
+/// The page's `Content-Security-Policy`: the view policy, and `frame-ancestors <origin>` with
+/// the page's own `sandbox` policy (see `sandbox`), as two policies, each enforced on its own,
+/// so the framing and sandbox rules hold whatever the view policy says. They travel in one
+/// header, separated by a comma (CSP's separator between policies, and what HTTP makes of two
+/// headers of one name anyway), because scanners such as testssl.sh flag a repeated
+/// `Content-Security-Policy` header. No source in a view policy can hold a comma (`csp` drops
+/// such entries), so the split is exact.
+pub(super) fn content_security_policy(view_policy: &str, origin: &Origin, sandbox: &str) -> String {
+    format!("{view_policy}, frame-ancestors {origin}; {sandbox}")
+}
+
+/// Whether the client holds this very form already: `If-None-Match` names its `ETag` (weakly
+/// compared, as RFC 9110 asks for this header) or is `*`.
+pub(super) fn is_fresh<B>(req: &Request<B>, etag: &HeaderValue) -> bool {
+    let ours = etag.as_bytes();
+    req.headers()
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .flat_map(|value| value.as_bytes().split(|b| *b == b','))
+        .map(|tag| tag.trim_ascii())
+        .any(|tag| tag == b"*" || tag.strip_prefix(b"W/").unwrap_or(tag) == ours)
+}
+
+pub(super) fn page_response(
+    page: &RenderedPage,
+    encoded: &Encoded,
+    host: &Host,
+    head: bool,
+    encoding: Encoding,
+) -> Response<Body> {
+    let body = if head {
+        Bytes::new()
+    } else {
+        encoded.body.clone()
+    };
+    let body = Body::new(body).also_holding(page.csp.len());
+    let mut response = Response::new(body);
+    // Built once per form and cloned: a clone is two allocations, where ten inserts hash ten
+    // names and grow the map twice.
+    *response.headers_mut() = encoded
+        .headers
+        .get_or_init(|| page_headers(page, encoded, host, encoding))
+        .clone();
+    response
+}
+
+pub(super) fn page_headers(
+    page: &RenderedPage,
+    encoded: &Encoded,
+    host: &Host,
+    encoding: Encoding,
+) -> HeaderMap {
+    let mut headers = HeaderMap::with_capacity(12);
+    headers.insert(header::CONTENT_TYPE, HTML);
+    headers.insert(header::CONTENT_LENGTH, encoded.length.clone());
+    if let Some(name) = encoding.header() {
+        headers.insert(header::CONTENT_ENCODING, name);
+    }
+    headers.insert(header::VARY, VARY_ACCEPT_ENCODING);
+    headers.insert(header::CONTENT_SECURITY_POLICY, page.csp.clone());
+    let cache_control = match page.signature {
+        Signature::NotChecked => host.cache_control.clone(),
+        Signature::Valid(_) | Signature::Refused(_) if host.cacheable => NO_CACHE,
+        Signature::Valid(_) | Signature::Refused(_) => NO_STORE,
+    };
+    headers.insert(header::CACHE_CONTROL, cache_control);
+    if host.cacheable {
+        headers.insert(header::ETAG, encoded.etag.clone());
+    }
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, NOSNIFF);
+    headers.insert(header::REFERRER_POLICY, REFERRER_POLICY);
+    headers.insert(ORIGIN_AGENT_CLUSTER, OAC_ON);
+    headers
+}
+
+pub(super) fn error(status: StatusCode, reason: &str) -> Response<Body> {
+    let body = format!(
+        "{} {}: {reason}\n",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or("")
+    );
+    let length = HeaderValue::from(body.len());
+    let mut response = Response::new(Body::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, TEXT);
+    headers.insert(header::CONTENT_LENGTH, length);
+    headers.insert(header::CONTENT_SECURITY_POLICY, ERROR_CSP);
+    headers.insert(header::CACHE_CONTROL, NO_STORE);
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, NOSNIFF);
+    response
+}

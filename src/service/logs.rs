@@ -1,0 +1,93 @@
+//! What the service logs about requests, each kind of line within a budget per second.
+
+use http::Request;
+use http::header::{self};
+
+use crate::csp::Dropped;
+use crate::telemetry::LogBudget;
+
+use super::Host;
+
+/// At most this many dropped entries are logged one by one per request; the rest as a count.
+pub(super) const MAX_DROPPED_LOGGED: usize = 16;
+
+/// Dropped-entry lines per second across all requests; the rest are counted in metrics only.
+pub(super) static DROPPED_LOG_BUDGET: LogBudget = LogBudget::new(20);
+
+/// Mismatched-embedder lines per second, in all: a misconfigured host reloads its pages often.
+pub(super) static EMBEDDER_LOG_BUDGET: LogBudget = LogBudget::new(5);
+
+/// The origin framing this page request, when it is not the one the page is pinned to: the
+/// browser will refuse the frame (`frame-ancestors`), and the host developer sees only a blank
+/// frame. Fetch metadata says the page is being framed (`Sec-Fetch-Dest: iframe`), and the
+/// `Referer`, which browsers cut to the framing page's origin across origins, names the framer.
+/// A request without either says nothing, and a same-origin one is the relay reloading itself.
+pub(super) fn foreign_framer<B>(req: &Request<B>, embedder: &str) -> Option<String> {
+    let headers = req.headers();
+    let destination = headers.get("sec-fetch-dest")?.as_bytes();
+    if destination != b"iframe" && destination != b"frame" {
+        return None;
+    }
+    if headers
+        .get("sec-fetch-site")
+        .is_some_and(|site| site.as_bytes() == b"same-origin")
+    {
+        return None;
+    }
+    let referer = headers.get(header::REFERER)?.to_str().ok()?;
+    let framer = url::Url::parse(referer).ok()?.origin();
+    if !framer.is_tuple() {
+        return None;
+    }
+    let framer = framer.ascii_serialization();
+    (framer != embedder).then_some(framer)
+}
+
+pub(super) fn log_embedder_mismatch(host: &Host, embedder: &str, framer: &str) {
+    if !EMBEDDER_LOG_BUDGET.allow() {
+        return;
+    }
+    let suppressed = EMBEDDER_LOG_BUDGET.take_suppressed();
+    // SECURITY: the Referer is the client's to write; it is logged as a value, escaped by the
+    // log format, and never reaches an answer.
+    tracing::warn!(
+        host = %host.origin,
+        configured = embedder,
+        framed_by = framer,
+        suppressed,
+        "a page was framed by an origin this sandbox does not serve: the browser refuses the frame (frame-ancestors), and the host page shows it blank"
+    );
+}
+
+pub(super) fn log_dropped(host: &Host, dropped: &[Dropped]) {
+    if dropped.is_empty() {
+        return;
+    }
+    host.counters.count_dropped(dropped.len());
+    if !DROPPED_LOG_BUDGET.allow() {
+        return;
+    }
+    let suppressed = DROPPED_LOG_BUDGET.take_suppressed();
+    if suppressed > 0 {
+        tracing::warn!(
+            suppressed,
+            "dropped-CSP-source lines were suppressed by the log rate limit"
+        );
+    }
+    for dropped in dropped.iter().take(MAX_DROPPED_LOGGED) {
+        tracing::warn!(
+            host = %host.origin,
+            list = dropped.list.key(),
+            entry = ?dropped.entry,
+            reason = %dropped.reason,
+            "dropped CSP source"
+        );
+    }
+    if dropped.len() > MAX_DROPPED_LOGGED {
+        tracing::warn!(
+            host = %host.origin,
+            more = dropped.len() - MAX_DROPPED_LOGGED,
+            "dropped more CSP sources than are logged one by one"
+        );
+    }
+}

@@ -1,0 +1,399 @@
+//! Request in, response out: routing by authority (and the SNI rule), then the page or an
+//! error answer. What the query decides is `query`'s; rendered pages are kept by `page_cache`;
+//! every answer's headers are written by `headers`; what is logged about requests, by `logs`.
+//!
+//! No sockets here. `serve` and the `headers` command both call [`Service::handle`], so what
+//! `headers` prints is what `serve` sends.
+
+mod headers;
+mod logs;
+mod page_cache;
+mod query;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::header::{self, HeaderValue};
+use http::{Method, Request, Response, StatusCode};
+
+use crate::body::Unsent;
+use crate::compress::Encoding;
+use crate::config::{Config, HostEntry, RelayMessages};
+use crate::csp::OptIns;
+use crate::limits::{MAX_FIELDS, REFUSAL_FIELD, REQUEST_LINE_SLACK, Refusal};
+use crate::metrics::{HostCounters, Metrics};
+use crate::origin::{Embedder, split_host_port};
+use crate::page::PageTemplate;
+use crate::routing::{Routes, lower_case, route_key};
+use crate::sandbox::ViewSandbox;
+
+pub use crate::body::Body;
+
+use headers::{
+    ALLOW_GET_HEAD, CLEAR_COOKIES, CLEAR_SITE_DATA, NO_STORE, RETRY_AFTER, error, is_fresh,
+    page_response,
+};
+use logs::{foreign_framer, log_dropped, log_embedder_mismatch};
+use page_cache::PageCache;
+use query::{Signature, Signing};
+
+pub use query::{EMBEDDER_PARAMETER, PolicyVerdict, UPGRADE_PARAMETER};
+
+/// One configured host, with what its responses need built once.
+#[derive(Debug)]
+struct Host {
+    origin: Embedder,
+    counters: Arc<HostCounters>,
+    /// `no-store`, or `public, max-age=N` when the host's pages may be cached.
+    cache_control: HeaderValue,
+    cacheable: bool,
+    /// What the operator adds to every view policy of this host.
+    opt_ins: OptIns,
+    relay_messages: RelayMessages,
+    /// The tokens this host's views may get, and so the page's own `sandbox` policy.
+    view_sandbox: ViewSandbox,
+    /// For a host that signs its policies: its keys, and the name its signatures cover.
+    signing: Option<Signing>,
+}
+
+/// What the connection a request arrived on says about it.
+#[derive(Clone, Copy, Debug)]
+pub enum Transport<'a> {
+    /// Plain TCP, or no connection at all (the `headers` command): no server name to check.
+    Plain,
+    /// TLS, with the server name (SNI) the client asked for, if it sent one.
+    Tls { server_name: Option<&'a str> },
+}
+
+/// The request handler for the public listener, built once per config.
+#[derive(Debug)]
+pub struct Service {
+    hosts: Vec<Host>,
+    /// Authority → host index.
+    names: Routes<usize>,
+    /// TLS server name (a host without port) → host indices, for the SNI/authority rule.
+    /// Several entries may share a name on different ports.
+    server_names: Routes<Vec<usize>>,
+    unmatched: Arc<HostCounters>,
+    tls: bool,
+    default_port: u16,
+    hsts: Option<HeaderValue>,
+    max_query_bytes: usize,
+    max_header_bytes: usize,
+    page: PageTemplate,
+    pages: PageCache,
+}
+
+impl Service {
+    /// A service with metrics of its own (the `headers` command, tests).
+    pub fn new(config: &Config) -> Self {
+        Self::with_metrics(config, &Metrics::new())
+    }
+
+    /// A service that counts into `metrics`, which outlive reloads.
+    pub fn with_metrics(config: &Config, metrics: &Metrics) -> Self {
+        let default_port = if config.tls.is_some() { 443 } else { 80 };
+        let mut hosts = Vec::with_capacity(config.hosts.len());
+        let mut names = Routes::default();
+        let mut server_names = Routes::<Vec<usize>>::default();
+        for (index, entry) in config.hosts.iter().enumerate() {
+            hosts.push(Host::new(entry, metrics, default_port));
+            let per_server = entry.per_server_subdomains;
+            let authority = entry.sandbox.authority(default_port);
+            names.add(&authority, per_server, |slot| *slot = index);
+            server_names.add(entry.sandbox.host(), per_server, |slot| slot.push(index));
+        }
+        let hsts = config
+            .tls
+            .as_ref()
+            .filter(|tls| !tls.hsts_max_age.is_zero())
+            .map(|tls| hsts_value(tls.hsts_max_age));
+        Service {
+            hosts,
+            names,
+            server_names,
+            unmatched: metrics.unmatched(),
+            tls: config.tls.is_some(),
+            default_port,
+            hsts,
+            max_query_bytes: config.limits.max_query_bytes,
+            max_header_bytes: config.limits.max_header_bytes,
+            page: PageTemplate::new(),
+            pages: PageCache::new(config.limits.page_cache_bytes),
+        }
+    }
+
+    /// Answers one request. Never fails: every problem is a 4xx with a plain-text reason.
+    pub fn handle<B>(&self, req: &Request<B>) -> Response<Body> {
+        self.handle_on(req, Transport::Plain, None)
+    }
+
+    /// Answers one request that arrived over `transport`, on a connection whose answers not
+    /// yet read by its client are counted in `unsent`: one that holds too many gets a `503`.
+    pub fn handle_on<B>(
+        &self,
+        req: &Request<B>,
+        transport: Transport<'_>,
+        unsent: Option<&Arc<Unsent>>,
+    ) -> Response<Body> {
+        let (host, response) = self.answer(req, transport);
+        let mut response = match unsent {
+            Some(unsent) => charged(response, unsent),
+            None => response,
+        };
+        let counters = host.map_or(&self.unmatched, |h| &h.counters);
+        counters.count_response(response.status());
+        let headers = response.headers_mut();
+        if let Some(hsts) = &self.hsts {
+            headers.insert(header::STRICT_TRANSPORT_SECURITY, hsts.clone());
+        }
+        // SECURITY: this service sets no cookie, so any a request carries were set by a view
+        // for the sandbox name (or its parent), where every other MCP server's view can read
+        // them and a flood of them can cost views their pages. Each answer clears them.
+        if req.headers().contains_key(header::COOKIE) {
+            headers.insert(CLEAR_SITE_DATA, CLEAR_COOKIES);
+            // An answer that clears one client's cookies is that client's alone: no cache may
+            // keep it and replay it to others.
+            headers.insert(header::CACHE_CONTROL, NO_STORE);
+            headers.remove(header::ETAG);
+        }
+        response
+    }
+
+    fn answer<B>(
+        &self,
+        req: &Request<B>,
+        transport: Transport<'_>,
+    ) -> (Option<&Host>, Response<Body>) {
+        if let Some(refusal) = req.headers().get(REFUSAL_FIELD) {
+            let refusal = Refusal::from_token(refusal.as_bytes()).unwrap_or(Refusal::Malformed);
+            return (None, self.refused(refusal));
+        }
+        if field_bytes(req) > self.max_header_bytes {
+            return (None, self.refused(Refusal::FieldsTooLarge));
+        }
+        let Some(authority) = request_authority(req) else {
+            let response = error(
+                StatusCode::BAD_REQUEST,
+                "the request names no host, or more than one (Host or :authority)",
+            );
+            return (None, response);
+        };
+        let Some(index) = self.route(authority) else {
+            let reason = format!(
+                "this proxy serves no sandbox named \"{}\"",
+                authority.escape_debug()
+            );
+            return (None, error(StatusCode::MISDIRECTED_REQUEST, &reason));
+        };
+        let host = &self.hosts[index];
+        if let Transport::Tls { server_name } = transport
+            && self.tls
+            && let Err(reason) = self.check_server_name(server_name, authority, index)
+        {
+            return (Some(host), error(StatusCode::MISDIRECTED_REQUEST, &reason));
+        }
+        (Some(host), self.answer_host(req, index))
+    }
+
+    /// SECURITY: a connection negotiated for one host's name must not serve another host's
+    /// page (HTTP/2 coalescing across a shared certificate); browsers retry a 421 on a new
+    /// connection. Per-server labels of the same host may share a connection. A client sends
+    /// no server name only for an IP address, so a connection without one serves only a
+    /// sandbox named by an IP address: the same rule, with nothing to match a name against.
+    fn check_server_name(
+        &self,
+        server_name: Option<&str>,
+        authority: &str,
+        index: usize,
+    ) -> Result<(), String> {
+        let Some(name) = server_name else {
+            let host = split_host_port(authority).map_or(authority, |(host, _)| host);
+            return match host.trim_matches(['[', ']']).parse::<std::net::IpAddr>() {
+                Ok(_) => Ok(()),
+                Err(_) => Err(format!(
+                    "this TLS connection named no server (SNI), so it serves no sandbox named \"{}\": open one that names it",
+                    authority.escape_debug()
+                )),
+            };
+        };
+        if self
+            .route_server_name(name)
+            .is_some_and(|hosts| hosts.contains(&index))
+        {
+            return Ok(());
+        }
+        Err(format!(
+            "this connection was made for \"{}\", not for \"{}\": open a new one",
+            name.escape_debug(),
+            authority.escape_debug()
+        ))
+    }
+
+    /// The answer to a head that broke a limit or could not be read.
+    fn refused(&self, refusal: Refusal) -> Response<Body> {
+        let (status, reason) = match refusal {
+            Refusal::FieldsTooLarge => (
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                format!(
+                    "the request's header fields are over limits.max_header_bytes ({} bytes, cookies not counted) or more than {MAX_FIELDS}",
+                    self.max_header_bytes
+                ),
+            ),
+            Refusal::TargetTooLong => (
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "the request target is over {} bytes; the query limit is {} (limits.max_query_bytes)",
+                    self.max_query_bytes + REQUEST_LINE_SLACK,
+                    self.max_query_bytes
+                ),
+            ),
+            Refusal::Malformed => (
+                StatusCode::BAD_REQUEST,
+                "the request is not valid HTTP/1.1".to_owned(),
+            ),
+            Refusal::Body => (
+                StatusCode::BAD_REQUEST,
+                "a request to this service carries no body".to_owned(),
+            ),
+        };
+        error(status, &reason)
+    }
+
+    fn answer_host<B>(&self, req: &Request<B>, index: usize) -> Response<Body> {
+        let host = &self.hosts[index];
+        if !matches!(req.uri().path(), "/" | "/sandbox.html") {
+            return error(
+                StatusCode::NOT_FOUND,
+                "not found: the proxy page is / or /sandbox.html",
+            );
+        }
+        let head = match *req.method() {
+            Method::GET => false,
+            Method::HEAD => true,
+            _ => {
+                let mut response = error(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "the proxy page takes GET or HEAD",
+                );
+                response.headers_mut().insert(header::ALLOW, ALLOW_GET_HEAD);
+                return response;
+            }
+        };
+        let page = match self.rendered(index, req.uri().query().unwrap_or("")) {
+            Ok(page) => page,
+            Err(reason) => return error(StatusCode::BAD_REQUEST, &reason),
+        };
+        log_dropped(host, &page.dropped);
+        if let Some(framer) = foreign_framer(req, &page.embedder) {
+            host.counters.count_embedder_mismatch();
+            log_embedder_mismatch(host, &page.embedder, &framer);
+        }
+        if matches!(page.signature, Signature::Refused(_)) {
+            host.counters.count_refused_signature();
+        }
+        if page.policy_upgrade {
+            host.counters.count_policy_upgrade();
+        }
+        let encoding = Encoding::accepted_by(req);
+        let encoded = page.encoded(encoding);
+        let fresh = host.cacheable && is_fresh(req, &encoded.etag);
+        let mut response = page_response(&page, encoded, host, head || fresh, encoding);
+        if fresh {
+            *response.status_mut() = StatusCode::NOT_MODIFIED;
+            response.headers_mut().remove(header::CONTENT_LENGTH);
+        }
+        response
+    }
+
+    fn route(&self, authority: &str) -> Option<usize> {
+        let key = route_key(authority, self.default_port);
+        self.names.lookup(&key).copied()
+    }
+
+    /// The host entries a TLS server name belongs to, by the same rules without a port.
+    fn route_server_name(&self, name: &str) -> Option<&Vec<usize>> {
+        self.server_names.lookup(&lower_case(name))
+    }
+}
+
+/// `response`, with its body charged to its connection; a `503` if the connection already
+/// holds as much as it may.
+///
+/// SECURITY: a client that never reads (an HTTP/2 client that keeps every stream's window
+/// closed, an HTTP/1 client that stops reading) would otherwise make the service hold a page
+/// per stream, each of them unique if every query differs: megabytes per connection.
+fn charged(response: Response<Body>, unsent: &Arc<Unsent>) -> Response<Body> {
+    let (parts, body) = response.into_parts();
+    match body.charge_to(unsent) {
+        Ok(body) => Response::from_parts(parts, body),
+        Err(_) => {
+            let reason = format!(
+                "this connection holds {} bytes of answers its client has not read, the most it may (limits.max_unsent_bytes): read them, or use another connection",
+                unsent.bytes()
+            );
+            let mut response = error(StatusCode::SERVICE_UNAVAILABLE, &reason);
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, RETRY_AFTER);
+            response
+        }
+    }
+}
+
+impl Host {
+    fn new(entry: &HostEntry, metrics: &Metrics, default_port: u16) -> Self {
+        let max_age = entry.cache_max_age.as_secs();
+        let cache_control = if max_age == 0 {
+            NO_STORE
+        } else {
+            let value = format!("public, max-age={max_age}");
+            HeaderValue::from_str(&value).unwrap_or(NO_STORE)
+        };
+        Host {
+            counters: metrics.host(&entry.origin.to_string()),
+            origin: entry.origin.clone(),
+            cacheable: max_age > 0,
+            cache_control,
+            opt_ins: entry.view_opt_ins.clone(),
+            relay_messages: entry.relay_messages,
+            view_sandbox: entry.view_sandbox.clone(),
+            signing: entry.policy_keys.clone().map(|keys| Signing {
+                keys,
+                sandbox: entry.sandbox.authority(default_port),
+            }),
+        }
+    }
+}
+
+fn hsts_value(max_age: Duration) -> HeaderValue {
+    let value = format!("max-age={}", max_age.as_secs());
+    HeaderValue::from_str(&value).expect("max-age=<digits> is visible ASCII")
+}
+
+/// HTTP/2 carries `:authority` in the URI; HTTP/1 carries `Host` (or an absolute-form URI,
+/// which then takes precedence, as RFC 9112 says).
+fn request_authority<B>(req: &Request<B>) -> Option<&str> {
+    if let Some(authority) = req.uri().authority() {
+        return Some(authority.as_str());
+    }
+    // Two `Host` headers name none: RFC 9112 asks for a 400, and a proxy in front might route
+    // by the other one.
+    let mut hosts = req.headers().get_all(header::HOST).iter();
+    let host = hosts.next()?;
+    if hosts.next().is_some() {
+        return None;
+    }
+    host.to_str().ok()
+}
+
+/// Bytes of the request's header fields as a client wrote them (`name: value` and a line
+/// ending), cookies not counted: they are limited apart (see `io::head`). Pseudo-headers of
+/// HTTP/2 are not fields here; `:path` is limited with the query.
+fn field_bytes<B>(req: &Request<B>) -> usize {
+    req.headers()
+        .iter()
+        .filter(|(name, _)| *name != header::COOKIE)
+        .map(|(name, value)| name.as_str().len() + value.len() + 4)
+        .sum()
+}

@@ -1,0 +1,217 @@
+//! What a page's query decides: the origin it is pinned to (`embedder`), its view policy
+//! (`csp`, for a host that signs only with a valid signature), and the relay's marker.
+
+use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
+
+use http::header::HeaderValue;
+
+use crate::compress::Encoding;
+use crate::csp::{QueryError, ViewPolicy, default_for_query, policy_for_query};
+use crate::origin::{Embedder, Origin};
+use crate::page::RelaySettings;
+use crate::signing::{PolicyKeys, Refused, Signed, unix_now};
+
+use super::headers::content_security_policy;
+use super::page_cache::{Encoded, RenderedPage, page_tag};
+use super::{Host, Service};
+
+#[derive(Debug)]
+pub(super) struct Signing {
+    pub(super) keys: PolicyKeys,
+    /// The host entry's sandbox name as a browser writes it (see `signing`).
+    pub(super) sandbox: String,
+}
+
+/// What a host entry that signs its policies makes of a page's query (see `verify_policy`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PolicyVerdict {
+    /// No host entry that signs serves the name: every valid `?csp=` is served.
+    Unsigned,
+    /// The query has no `csp`: the spec's default policy, which needs no signature.
+    NothingDeclared,
+    /// Signed by the host, valid until `expires` (Unix seconds).
+    Signed { expires: u64 },
+    /// The spec's default policy instead of the declared one, and why.
+    Refused(String),
+}
+
+/// Where a page's view policy came from, as far as signatures go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Signature {
+    /// The host does not sign, or the query declares nothing: there was nothing to verify.
+    NotChecked,
+    /// The declared policy, signed by the host, until its expiry.
+    Valid(Signed),
+    /// The spec's default policy instead of the declared one.
+    Refused(Refused),
+}
+
+/// Whether the relay asked for this page: it reloads its own page once, marked so, when a
+/// resource declares domains that the served policy lacks.
+pub(super) fn is_policy_upgrade(query: &str) -> bool {
+    url::form_urlencoded::parse(query.as_bytes())
+        .any(|(key, value)| key == UPGRADE_PARAMETER && value == "1")
+}
+
+/// The query parameter that marks a page the relay asked for again (see `is_policy_upgrade`).
+pub const UPGRADE_PARAMETER: &str = "upgrade";
+
+/// The origin a page is pinned to. A host entry with one origin: that one (an `embedder`
+/// parameter, if any, must name it). A pattern of origins: the `embedder` parameter, which must
+/// be one of them, so that a page rendered for one preview can only ever be framed by it.
+pub(super) fn embedder_for<'e>(
+    embedder: &'e Embedder,
+    query: &str,
+) -> Result<Cow<'e, Origin>, String> {
+    let named = url::form_urlencoded::parse(query.as_bytes())
+        .find(|(key, _)| key == EMBEDDER_PARAMETER)
+        .map(|(_, value)| value.into_owned());
+    let parse = |raw: &str| {
+        raw.parse::<Origin>()
+            .map_err(|e| format!("?{EMBEDDER_PARAMETER}={raw:?} is not an origin: {e}"))
+    };
+    match (embedder, named) {
+        (Embedder::Exact(origin), None) => Ok(Cow::Borrowed(origin)),
+        (Embedder::Exact(origin), Some(raw)) => {
+            if parse(&raw)? == *origin {
+                Ok(Cow::Borrowed(origin))
+            } else {
+                Err(format!(
+                    "?{EMBEDDER_PARAMETER}={raw:?} is not this sandbox's host: it serves {origin}"
+                ))
+            }
+        }
+        (Embedder::Pattern(pattern), None) => Err(format!(
+            "this sandbox serves the host origins {pattern}: name the page's own origin in ?{EMBEDDER_PARAMETER}="
+        )),
+        (Embedder::Pattern(pattern), Some(raw)) => {
+            let origin = parse(&raw)?;
+            if pattern.matches(&origin) {
+                Ok(Cow::Owned(origin))
+            } else {
+                Err(format!(
+                    "?{EMBEDDER_PARAMETER}={raw:?} is not one of this sandbox's host origins {pattern}"
+                ))
+            }
+        }
+    }
+}
+
+/// The query parameter naming the host page's exact origin (for a host entry with a pattern).
+pub const EMBEDDER_PARAMETER: &str = "embedder";
+
+pub(super) fn refused_query(e: &QueryError) -> String {
+    tracing::debug!(reason = %e, "refused ?csp=");
+    e.to_string()
+}
+
+impl Service {
+    /// The page for host `index` and a raw query, from the cache or built and cached.
+    pub(super) fn rendered(&self, index: usize, query: &str) -> Result<Arc<RenderedPage>, String> {
+        let now = unix_now();
+        if let Some(page) = self.pages.get(index, query)
+            && page.is_valid_at(now)
+        {
+            return Ok(page);
+        }
+        let host = &self.hosts[index];
+        let origin = embedder_for(&host.origin, query)?;
+        let origin = origin.as_ref();
+        let (policy, signature) = self.policy(host, query, now)?;
+        let sandbox = host.view_sandbox.page_policy();
+        let csp = content_security_policy(policy.header(), origin, &sandbox);
+        let Ok(csp) = HeaderValue::from_str(&csp) else {
+            // Unreachable: every source in the policy passed `HostSource`, which admits
+            // visible ASCII only. Refuse rather than send a page without its policy.
+            return Err("the declared domains cannot form a header".to_owned());
+        };
+        let refused = match &signature {
+            Signature::Refused(refused) => Some(refused.to_string()),
+            Signature::NotChecked | Signature::Valid(_) => None,
+        };
+        let relay = RelaySettings {
+            max_query_bytes: self.max_query_bytes,
+            messages: host.relay_messages,
+            view_sandbox: &host.view_sandbox,
+            signed_policies: host.signing.is_some(),
+            policy_refused: refused.as_deref(),
+        };
+        let body = self.page.render(origin, &policy, &relay);
+        let tag = page_tag(&body, &csp);
+        let page = Arc::new(RenderedPage {
+            brotli: OnceLock::new(),
+            gzip: OnceLock::new(),
+            page: Encoded::new(body, tag, Encoding::Identity),
+            csp,
+            tag,
+            dropped: policy.dropped,
+            embedder: origin.to_string(),
+            policy_upgrade: is_policy_upgrade(query),
+            signature,
+        });
+        self.pages.insert(index, query, &page);
+        Ok(page)
+    }
+
+    /// The view policy of a query: the declared one; for a host that signs its policies, the
+    /// declared one only with a valid signature, and the spec's default otherwise.
+    pub(super) fn policy(
+        &self,
+        host: &Host,
+        query: &str,
+        now: u64,
+    ) -> Result<(ViewPolicy, Signature), String> {
+        let verdict = host
+            .signing
+            .as_ref()
+            .map(|signing| signing.keys.verify(&signing.sandbox, query, now));
+        let signature = match verdict {
+            None | Some(Ok(None)) => Signature::NotChecked,
+            Some(Ok(Some(signed))) => Signature::Valid(signed),
+            Some(Err(refused)) => {
+                let policy = default_for_query(query, self.max_query_bytes, &host.opt_ins)
+                    .map_err(|e| refused_query(&e))?;
+                return Ok((policy, Signature::Refused(refused)));
+            }
+        };
+        let policy = policy_for_query(Some(query), self.max_query_bytes, &host.opt_ins)
+            .map_err(|e| refused_query(&e))?;
+        Ok((policy, signature))
+    }
+
+    /// The host entry for an authority: an exact sandbox name, or one label below a name
+    /// whose host serves per-server subdomains.
+    /// The signature the host entry serving `authority` gives `csp` until `expires` (Unix
+    /// seconds), with its first key: what `headers --sign` puts in the URL.
+    pub fn sign_policy(&self, authority: &str, csp: &str, expires: u64) -> Result<String, String> {
+        let signing = self.signing_for(authority)?;
+        Ok(signing.keys.sign(&signing.sandbox, expires, csp))
+    }
+
+    /// What the host entry serving `authority` makes of `query`'s signature, as a page
+    /// requested now would be served.
+    pub fn verify_policy(&self, authority: &str, query: &str) -> PolicyVerdict {
+        let Ok(signing) = self.signing_for(authority) else {
+            return PolicyVerdict::Unsigned;
+        };
+        match signing.keys.verify(&signing.sandbox, query, unix_now()) {
+            Ok(None) => PolicyVerdict::NothingDeclared,
+            Ok(Some(signed)) => PolicyVerdict::Signed {
+                expires: signed.expires,
+            },
+            Err(refused) => PolicyVerdict::Refused(refused.to_string()),
+        }
+    }
+
+    fn signing_for(&self, authority: &str) -> Result<&Signing, String> {
+        let index = self
+            .route(authority)
+            .ok_or_else(|| format!("no host entry serves {authority:?}"))?;
+        self.hosts[index].signing.as_ref().ok_or_else(|| {
+            format!(
+                "the host entry serving {authority:?} does not sign its policies (no policy_keys)"
+            )
+        })
+    }
+}
