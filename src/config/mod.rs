@@ -1,0 +1,245 @@
+//! The config file: TOML text in, a validated `Config` (or every problem, with key and line) out.
+//!
+//! The file is walked key by key from `toml`'s spanned document rather than derived with serde,
+//! so every error can name the key, the line and — for an unknown key — the near miss. A
+//! `hosts_dir` adds every `*.toml` file in it as more `[[hosts]]` entries (one file per tenant),
+//! each walked the same way and named in its own messages.
+
+mod cross_check;
+mod host_entry;
+mod problem;
+mod references;
+mod tenants;
+mod walk;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::csp::OptIns;
+use crate::origin::{Embedder, SandboxName};
+use crate::sandbox::ViewSandbox;
+use crate::signing::PolicyKeys;
+
+use walk::Walker;
+
+pub use problem::{ConfigError, Problem};
+
+pub(crate) use references::{References, references_in};
+pub(crate) use tenants::tenant_files;
+
+/// The development default that `serve` runs without `--config`.
+pub const EMBEDDED_DEFAULT: &str = include_str!("../../config/default.toml");
+
+/// Where the embedded default's demo host page listens. Never bound when a file is given.
+const DEMO_LISTEN: &str = "127.0.0.1:8080";
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// The public listener.
+    pub listen: SocketAddr,
+    /// `/livez`, `/readyz`, `/metrics`; `None` disables the admin listener.
+    pub(crate) admin_listen: Option<SocketAddr>,
+    /// `None`: plain HTTP (behind a TLS-terminating load balancer, or local development).
+    pub tls: Option<TlsFiles>,
+    pub hosts: Vec<HostEntry>,
+    /// A folder whose `*.toml` files hold more `[[hosts]]` entries, one file per tenant.
+    pub(crate) hosts_dir: Option<PathBuf>,
+    pub limits: Limits,
+    /// Only the embedded default serves the demo host page.
+    pub demo_listen: Option<SocketAddr>,
+    /// How often the config and certificate files are checked for changes; zero: never.
+    pub(crate) watch_interval: Duration,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TlsFiles {
+    /// The first pair is the default certificate; the rest are chosen by SNI.
+    pub certificates: Vec<CertFiles>,
+    /// `Strict-Transport-Security: max-age`; zero leaves the header out.
+    pub hsts_max_age: Duration,
+    /// The oldest TLS version offered: 1.2 (Mozilla "intermediate") or 1.3 ("modern").
+    pub(crate) min_version: TlsVersion,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum TlsVersion {
+    #[default]
+    Tls12,
+    Tls13,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CertFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostEntry {
+    /// The host page's origin, or a pattern of them (preview and staging deployments).
+    pub origin: Embedder,
+    pub(crate) sandbox: SandboxName,
+    pub per_server_subdomains: bool,
+    /// How long browsers and shared caches may keep this host's pages; zero: `no-store`.
+    /// The host's own `cache_max_age`, or the file's.
+    pub cache_max_age: Duration,
+    /// What the operator adds to this host's view policies (`view_opt_ins`); none by default.
+    pub view_opt_ins: OptIns,
+    /// Which messages the relay forwards between this host and its views (`relay_messages`).
+    pub relay_messages: RelayMessages,
+    /// The sandbox tokens this host's views may ever get (`view_sandbox`).
+    pub view_sandbox: ViewSandbox,
+    /// The keys a `?csp=` must be signed with (`policy_keys`); `None`: policies are unsigned.
+    pub policy_keys: Option<PolicyKeys>,
+}
+
+/// Which messages the relay forwards between a host and its view.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RelayMessages {
+    /// JSON-RPC 2.0 objects only, as the spec says: anything else is dropped with a warning.
+    #[default]
+    JsonRpc,
+    /// Any message, unchanged: for hosts whose views speak a wire of their own. Still pinned
+    /// to the host's origin and the one view, and `ui/notifications/sandbox-*` still stays
+    /// between host and proxy.
+    Any,
+}
+
+impl RelayMessages {
+    /// The name the config and the page use.
+    pub fn name(self) -> &'static str {
+        match self {
+            RelayMessages::JsonRpc => "json-rpc",
+            RelayMessages::Any => "any",
+        }
+    }
+}
+
+/// Every limit has a default safe for a service on the internet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub max_connections: usize,
+    pub handshake_timeout: Duration,
+    pub header_read_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub(crate) shutdown_grace: Duration,
+    pub(crate) max_header_bytes: usize,
+    pub max_query_bytes: usize,
+    pub(crate) h2_max_concurrent_streams: u32,
+    /// Answer bytes one connection may hold that its client has not read yet.
+    pub max_unsent_bytes: usize,
+    /// Bytes of rendered pages kept for reuse, across all hosts.
+    pub page_cache_bytes: usize,
+    /// Cookie bytes an HTTP/2 request may carry and still get its answer (which clears them).
+    pub h2_cookie_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: 1024,
+            handshake_timeout: Duration::from_secs(10),
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            shutdown_grace: Duration::from_secs(30),
+            max_header_bytes: 16 * 1024,
+            max_query_bytes: 16 * 1024,
+            h2_max_concurrent_streams: 32,
+            max_unsent_bytes: 256 * 1024,
+            page_cache_bytes: 16 * 1024 * 1024,
+            // Chromium's cap on the partitioned cookies a cross-site frame can set (10 KiB, 180
+            // cookies) counted as HTTP/2 does (each cookie a field, plus 32 bytes): ≈ 17 KiB.
+            h2_cookie_bytes: 32 * 1024,
+        }
+    }
+}
+
+const DEFAULT_HSTS_MAX_AGE: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+
+const DEFAULT_WATCH_INTERVAL: Duration = Duration::from_secs(5);
+
+/// The longest deadline or interval: one day.
+const MAX_TIMER: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The longest a cache may keep a page: a host origin removed from the config can still frame
+/// a cached page this long.
+const MAX_CACHE_MAX_AGE: Duration = MAX_TIMER;
+
+/// The longest HSTS max-age: two years.
+const MAX_HSTS_MAX_AGE: Duration = Duration::from_secs(2 * 365 * 24 * 60 * 60);
+
+/// A config that loaded, with the warnings worth showing an operator.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    pub config: Config,
+    pub warnings: Vec<Problem>,
+}
+
+impl Config {
+    /// Reads and validates a config file and its tenant files. Relative paths are taken from
+    /// the file's directory, so a config and what it names can move together.
+    pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            problems: vec![Problem {
+                file: name.clone(),
+                line: None,
+                key: String::new(),
+                message: format!("cannot read the config file: {e}"),
+            }],
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        Self::parse(&name, &text, base)
+    }
+
+    /// The other files this config reads, as a reload watches them.
+    pub(crate) fn references(&self) -> References {
+        References {
+            certificates: self
+                .tls
+                .iter()
+                .flat_map(|tls| tls.certificates.iter())
+                .flat_map(|pair| [pair.cert.clone(), pair.key.clone()])
+                .collect(),
+            hosts_dir: self.hosts_dir.clone(),
+        }
+    }
+
+    /// The development default: proxy on `localhost:8081` for a host on `localhost:8080`,
+    /// and the demo host page.
+    pub fn embedded_default() -> Result<Loaded, ConfigError> {
+        let mut loaded = Self::parse("<embedded default>", EMBEDDED_DEFAULT, Path::new("."))?;
+        loaded.config.demo_listen = DEMO_LISTEN.parse().ok();
+        Ok(loaded)
+    }
+
+    /// Validates config text, and the tenant files of its `hosts_dir`. `file` names it in
+    /// messages; `base` resolves relative paths.
+    pub fn parse(file: &str, text: &str, base: &Path) -> Result<Loaded, ConfigError> {
+        let mut walker = Walker::new(file, text, base);
+        let config = walker
+            .document()
+            .and_then(|doc| walker.config(doc.get_ref()));
+        // Problems in file order (the main file, then the tenant files by name), each by line.
+        let ranks: HashMap<String, usize> = walker
+            .files
+            .iter()
+            .enumerate()
+            .map(|(rank, file)| (file.clone(), rank))
+            .collect();
+        let rank = |p: &Problem| (ranks.get(&p.file).copied(), p.line);
+        walker.problems.sort_by_cached_key(rank);
+        walker.warnings.sort_by_cached_key(rank);
+        match config {
+            Some(config) if walker.problems.is_empty() => Ok(Loaded {
+                config,
+                warnings: walker.warnings,
+            }),
+            _ => Err(ConfigError {
+                problems: walker.problems,
+            }),
+        }
+    }
+}
