@@ -7,8 +7,8 @@ use bytes::Bytes;
 use http::header::{self, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 
+use crate::body::Body;
 use crate::metrics::Metrics;
-use crate::service::Body;
 
 const PROMETHEUS_TEXT: HeaderValue =
     HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");

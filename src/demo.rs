@@ -6,8 +6,8 @@ use http::header::{self, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 use serde_json::json;
 
+use crate::body::Body;
 use crate::page::script_safe_json;
-use crate::service::Body;
 
 const HOST_PAGE: &str = include_str!("../demo/host.html");
 const SAMPLE_VIEW: &str = include_str!("../demo/view.html");

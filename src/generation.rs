@@ -7,10 +7,11 @@ use http::{Request, Response};
 use hyper::body::Incoming;
 use tokio_rustls::TlsAcceptor;
 
+use crate::body::Body;
 use crate::body::Unsent;
 use crate::config::{Config, Limits};
 use crate::metrics::{CertExpiry, Metrics};
-use crate::service::{Body, Service, Transport};
+use crate::service::{Service, Transport};
 use crate::tls::{self, TlsError};
 
 /// Answers one request; the other arguments say what its connection is (TLS, and its SNI) and

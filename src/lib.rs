@@ -1,7 +1,8 @@
 //! mcp-sandbox-proxy: the sandbox-proxy origin for MCP Apps views.
 //!
-//! The library does the work; `main.rs` only wires the command line to it. A request's path
-//! through the modules:
+//! The library does the work; `main.rs` only wires the command line to it. Every module is
+//! private: what the binary, the tests and the fuzz targets use is the `pub use` list below.
+//! A request's path through the modules:
 //!
 //! ```text
 //! cli        serve: config::Config::load → server::Server::bind → Server::run
@@ -11,38 +12,55 @@
 //!            (plain TCP: io::prefixed replays it), the byte stream wrapped by io::deadline
 //!            → h1: io::head checks each head; hyper answers; at rest between requests
 //!            → h2: hyper, streams run inline first
-//! service    Host/:authority → host entry → csp: ?csp= → view policy
-//!            → page: the proxy page (proxy-page/sandbox.html + relay.js) → headers
+//! service    Host/:authority → host entry (routing) → query: ?embedder=, ?csp= (csp; for a
+//!            host that signs, signing) → view policy → page: the proxy page
+//!            (proxy-page/sandbox.html + relay.js), from service::page_cache → service::headers
 //! metrics    counted on the way; admin serves them, with /livez and /readyz
 //! reload     SIGHUP or changed files → a new generation for every next request
 //! ```
 
 mod admin;
-pub mod body;
-pub mod cli;
+mod body;
+mod cli;
 mod compress;
-pub mod config;
+mod config;
 mod connection;
-pub mod csp;
+mod csp;
 mod demo;
 mod generation;
 mod idle;
 mod io;
 mod limits;
 mod memory;
-pub mod metrics;
+mod metrics;
 #[cfg(test)]
 mod minify;
-pub mod origin;
+mod origin;
 mod page;
 mod reload;
 mod routing;
-pub mod sandbox;
-pub mod server;
-pub mod service;
-pub mod signing;
-pub mod telemetry;
-pub mod tls;
+mod sandbox;
+mod server;
+mod service;
+mod signing;
+mod telemetry;
+mod tls;
+
+pub use body::{Body, Unsent};
+pub use cli::Cli;
+pub use config::{
+    Config, ConfigError, EMBEDDED_DEFAULT, HostEntry, Limits, Loaded, Problem, RelayMessages,
+};
+pub use csp::{
+    DEFAULT_POLICY, Declared, DomainList, DropReason, HostSource, OptIn, OptIns, QueryError,
+    ViewPolicy, policy_for_query,
+};
+pub use metrics::Metrics;
+pub use sandbox::{SandboxToken, ViewSandbox};
+pub use server::{ServeError, Server};
+pub use service::{EMBEDDER_PARAMETER, PolicyVerdict, Service, Transport, UPGRADE_PARAMETER};
+pub use signing::{EXPIRES_PARAMETER, PolicyKey, PolicyKeys, SIGNATURE_PARAMETER};
+pub use telemetry::{LogFormat, init as init_logging};
 
 /// The HTTP/1 head reader's scanner and its limits, for the property tests and the `heads`
 /// fuzz target, which hold it to httparse; not a stable interface.

@@ -3,11 +3,11 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use mcp_sandbox_proxy::cli::Cli;
+use mcp_sandbox_proxy::Cli;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    mcp_sandbox_proxy::telemetry::init(cli.log_format);
+    mcp_sandbox_proxy::init_logging(cli.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -35,6 +35,9 @@ pub(crate) async fn give_back_freed_memory(metrics: Arc<Metrics>, mut stop: watc
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
+// The crate denies unsafe code; this is its one exception: glibc's malloc_trim has no safe
+// binding in the standard library.
+#[allow(unsafe_code)]
 fn trim() {
     unsafe extern "C" {
         fn malloc_trim(pad: usize) -> std::ffi::c_int;

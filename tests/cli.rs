@@ -377,17 +377,21 @@ fn headers_takes_the_embedder_a_pattern_host_needs() {
     );
 }
 
+/// A config whose host `chat.sandbox.test` signs with the one key `key`, then `more`.
+fn write_signing_config(dir: &Path, key: &str, more: &str) -> String {
+    let host =
+        "[[hosts]]\norigin = \"https://chat.example.com\"\nsandbox = \"chat.sandbox.test\"\n";
+    let text = format!("listen = \"127.0.0.1:8443\"\n{host}policy_keys = [\"{key}\"]\n{more}");
+    write_config(dir, &text)
+}
+
 #[test]
 fn headers_signs_and_verifies_a_host_s_policy_and_check_names_it() {
     let dir = tempfile::tempdir().unwrap();
     let key = "0f".repeat(32);
-    let config = write_config(
-        dir.path(),
-        &format!(
-            "listen = \"127.0.0.1:8443\"\n[[hosts]]\norigin = \"https://chat.example.com\"\nsandbox = \"chat.sandbox.test\"\n\
-             policy_keys = [\"{key}\"]\n[[hosts]]\norigin = \"https://other.example.com\"\nsandbox = \"other.sandbox.test\"\n"
-        ),
-    );
+    let other =
+        "[[hosts]]\norigin = \"https://other.example.com\"\nsandbox = \"other.sandbox.test\"\n";
+    let config = write_signing_config(dir.path(), &key, other);
     let out = run(&["check", "--config", &config]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
@@ -457,4 +461,44 @@ fn headers_signs_and_verifies_a_host_s_policy_and_check_names_it() {
     let other = headers(&["--sandbox", "other.sandbox.test", "--csp", csp, "--sign"]);
     assert_eq!(other.status.code(), Some(1));
     assert!(text(&other.stderr).contains("does not sign its policies (no policy_keys)"));
+}
+
+#[test]
+fn a_policy_key_from_the_environment_signs_and_is_never_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = "5a".repeat(32);
+    let config = write_signing_config(dir.path(), "env:MCP_SANDBOX_PROXY_TEST_POLICY_KEY", "");
+    let with_key = |args: &[&str]| {
+        Command::new(BIN)
+            .args(args)
+            .env_remove("MCP_SANDBOX_PROXY_CONFIG")
+            .env("MCP_SANDBOX_PROXY_TEST_POLICY_KEY", &key)
+            .output()
+            .unwrap()
+    };
+    let csp = r#"{"connectDomains":["https://api.example.com"]}"#;
+    let signed = with_key(&[
+        "headers",
+        "--config",
+        &config,
+        "--sandbox",
+        "chat.sandbox.test",
+        "--csp",
+        csp,
+        "--sign",
+    ]);
+    assert!(signed.status.success(), "{}", text(&signed.stderr));
+    assert!(text(&signed.stdout).contains("policy: signed"));
+    assert!(
+        !text(&signed.stdout).contains(&key[..16]),
+        "a key is never shown"
+    );
+    // Without the variable the config does not load, and says which variable is missing.
+    let missing = run(&["check", "--config", &config]);
+    assert_eq!(missing.status.code(), Some(1));
+    let stderr = text(&missing.stderr);
+    assert!(
+        stderr.contains("hosts[0].policy_keys[0] the environment variable MCP_SANDBOX_PROXY_TEST_POLICY_KEY is not set"),
+        "{stderr}"
+    );
 }

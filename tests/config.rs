@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use mcp_sandbox_proxy::config::{Config, EMBEDDED_DEFAULT};
+use mcp_sandbox_proxy::{Config, EMBEDDED_DEFAULT};
 
 fn errors(text: &str) -> Vec<String> {
     match Config::parse("c.toml", text, Path::new("/etc/p")) {
@@ -513,7 +513,7 @@ fn cache_max_age_takes_whole_seconds_up_to_a_day() {
 
 #[test]
 fn view_opt_ins_are_off_by_default_and_only_known_names_are_taken() {
-    use mcp_sandbox_proxy::csp::{OptIn, OptIns};
+    use mcp_sandbox_proxy::{OptIn, OptIns};
     let parse = |text: &str| {
         Config::parse("c.toml", text, Path::new("/"))
             .unwrap()
@@ -785,7 +785,7 @@ fn relay_messages_is_json_rpc_unless_the_operator_says_any() {
     .unwrap();
     assert_eq!(
         loaded.config.hosts[0].relay_messages,
-        mcp_sandbox_proxy::config::RelayMessages::Any
+        mcp_sandbox_proxy::RelayMessages::Any
     );
     let default = Config::parse(
         "c.toml",
@@ -795,7 +795,7 @@ fn relay_messages_is_json_rpc_unless_the_operator_says_any() {
     .unwrap();
     assert_eq!(
         default.config.hosts[0].relay_messages,
-        mcp_sandbox_proxy::config::RelayMessages::JsonRpc
+        mcp_sandbox_proxy::RelayMessages::JsonRpc
     );
     assert_eq!(
         errors(&format!(
@@ -881,7 +881,7 @@ fn a_hosts_dir_holding_the_main_file_does_not_read_it_twice() {
 
 #[test]
 fn view_sandbox_takes_known_tokens_with_scripts_and_never_top_navigation() {
-    use mcp_sandbox_proxy::sandbox::{SandboxToken, ViewSandbox};
+    use mcp_sandbox_proxy::{SandboxToken, ViewSandbox};
     let base = host("https://chat.example.com", "chat.sandbox.test");
     let parse = |text: &str| {
         Config::parse("c.toml", text, Path::new("/"))

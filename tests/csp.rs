@@ -1,7 +1,7 @@
 //! The view policy against the contract: `tests/data/csp-sources.tsv`, the template, and
 //! hostile declarations.
 
-use mcp_sandbox_proxy::csp::{
+use mcp_sandbox_proxy::{
     DEFAULT_POLICY, Declared, DomainList, DropReason, HostSource, OptIn, OptIns, QueryError,
     ViewPolicy, policy_for_query,
 };

@@ -5,9 +5,9 @@ mod common;
 use common::page::{body, csp_headers, futures_body, page_config};
 use common::{TWO_HOSTS, config, csp_query, two_hosts_with};
 use http::{Method, Request, Response, StatusCode, header};
-use mcp_sandbox_proxy::body::Body;
-use mcp_sandbox_proxy::config::Config;
-use mcp_sandbox_proxy::service::{Service, Transport};
+use mcp_sandbox_proxy::Body;
+use mcp_sandbox_proxy::Config;
+use mcp_sandbox_proxy::{Service, Transport};
 
 fn service() -> Service {
     Service::new(&config(TWO_HOSTS))
@@ -421,7 +421,7 @@ fn tls_connections_serve_only_the_host_their_server_name_selected() {
 
 #[test]
 fn a_cached_page_still_counts_its_dropped_entries() {
-    let metrics = mcp_sandbox_proxy::metrics::Metrics::new();
+    let metrics = mcp_sandbox_proxy::Metrics::new();
     let service = Service::with_metrics(&config(TWO_HOSTS), &metrics);
     let path = format!(
         "/?{}",
@@ -535,7 +535,7 @@ fn a_tls_connection_without_a_server_name_serves_only_an_ip_sandbox() {
 #[test]
 fn a_connection_holding_unread_answers_gets_503_until_it_reads_them() {
     let service = service();
-    let unsent = mcp_sandbox_proxy::body::Unsent::new(1024);
+    let unsent = mcp_sandbox_proxy::Unsent::new(1024);
     let page = || {
         let request = request(Method::GET, "chat.sandbox.test", "/");
         service.handle_on(&request, Transport::Plain, Some(&unsent))
@@ -759,7 +759,7 @@ fn a_configured_port_is_a_number() {
 
 #[test]
 fn not_modified_answers_are_counted_as_304() {
-    let metrics = mcp_sandbox_proxy::metrics::Metrics::new();
+    let metrics = mcp_sandbox_proxy::Metrics::new();
     let service = Service::with_metrics(&cached_hosts(), &metrics);
     let full = ask_with(&service, "chat.sandbox.test", &[]);
     let etag = full.headers()[header::ETAG].to_str().unwrap().to_owned();
@@ -776,7 +776,7 @@ fn not_modified_answers_are_counted_as_304() {
 
 #[test]
 fn a_pattern_host_pins_each_page_to_the_exact_preview_origin_it_names() {
-    let metrics = mcp_sandbox_proxy::metrics::Metrics::new();
+    let metrics = mcp_sandbox_proxy::Metrics::new();
     let service = Service::with_metrics(
         &config(
             "listen = \"127.0.0.1:0\"\n\
@@ -862,7 +862,7 @@ fn a_pattern_host_pins_each_page_to_the_exact_preview_origin_it_names() {
 
 #[test]
 fn a_page_the_relay_asks_for_again_is_counted_and_carries_the_query_limit() {
-    let metrics = mcp_sandbox_proxy::metrics::Metrics::new();
+    let metrics = mcp_sandbox_proxy::Metrics::new();
     let service = Service::with_metrics(&config(TWO_HOSTS), &metrics);
     let query = csp_query(r#"{"connectDomains":["https://api.example.com"]}"#);
     let upgraded = service.handle(&request(
@@ -892,7 +892,7 @@ fn a_page_the_relay_asks_for_again_is_counted_and_carries_the_query_limit() {
 
 #[test]
 fn a_page_framed_by_another_origin_is_served_and_counted() {
-    let metrics = mcp_sandbox_proxy::metrics::Metrics::new();
+    let metrics = mcp_sandbox_proxy::Metrics::new();
     let service = Service::with_metrics(&config(TWO_HOSTS), &metrics);
     let framed = |headers: &[(&str, &str)]| {
         let mut req = request(Method::GET, "chat.sandbox.test", "/sandbox.html");

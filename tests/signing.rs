@@ -8,10 +8,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use common::page::{body, csp_headers, page_config};
 use http::{Request, Response, header};
-use mcp_sandbox_proxy::body::Body;
-use mcp_sandbox_proxy::config::Config;
-use mcp_sandbox_proxy::metrics::Metrics;
-use mcp_sandbox_proxy::service::Service;
+use mcp_sandbox_proxy::Body;
+use mcp_sandbox_proxy::Config;
+use mcp_sandbox_proxy::Metrics;
+use mcp_sandbox_proxy::Service;
 use ring::hmac;
 
 const KEY: &str = "8f1b6c3e2a9d4f7061b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718";
@@ -312,26 +312,4 @@ fn bad_keys_are_refused_without_showing_them() {
             "a key is never shown: {problems}"
         );
     }
-}
-
-#[test]
-fn a_key_from_the_environment_verifies_and_is_never_shown() {
-    // SAFETY of the test: this variable is read by this test only.
-    unsafe { std::env::set_var("MCP_SANDBOX_PROXY_TEST_POLICY_KEY", KEY) };
-    let text = signing_config(r#"["env:MCP_SANDBOX_PROXY_TEST_POLICY_KEY"]"#);
-    let config = common::config(&text);
-    let shown = format!("{config:?}");
-    assert!(shown.contains("env:MCP_SANDBOX_PROXY_TEST_POLICY_KEY"));
-    assert!(
-        !shown.contains(&KEY[..16]) && !shown.contains(&KEY[48..]),
-        "{shown}"
-    );
-    let query = signed_query(KEY, "chat.sandbox.test", now() + 600, DECLARED);
-    let response = Service::new(&config).handle(
-        &Request::get(format!("/?{query}"))
-            .header(header::HOST, "chat.sandbox.test")
-            .body(())
-            .unwrap(),
-    );
-    assert_eq!(served(response), (true, None));
 }

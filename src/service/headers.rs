@@ -5,12 +5,13 @@ use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Request, Response, StatusCode};
 
+use crate::body::Body;
 use crate::compress::Encoding;
 use crate::origin::Origin;
 
+use super::Host;
 use super::page_cache::{Encoded, RenderedPage};
 use super::query::Signature;
-use super::{Body, Host};
 
 // The referrer a view's requests carry: the sandbox origin only, and nothing over http.
 // `no-referrer` would break referrer-bound APIs (map tiles, some CDNs) that views use; the

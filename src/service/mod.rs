@@ -16,7 +16,7 @@ use std::time::Duration;
 use http::header::{self, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 
-use crate::body::Unsent;
+use crate::body::{Body, Unsent};
 use crate::compress::Encoding;
 use crate::config::{Config, HostEntry, RelayMessages};
 use crate::csp::OptIns;
@@ -26,8 +26,6 @@ use crate::origin::{Embedder, split_host_port};
 use crate::page::PageTemplate;
 use crate::routing::{Routes, lower_case, route_key};
 use crate::sandbox::ViewSandbox;
-
-pub use crate::body::Body;
 
 use headers::{
     ALLOW_GET_HEAD, CLEAR_COOKIES, CLEAR_SITE_DATA, NO_STORE, RETRY_AFTER, error, is_fresh,

@@ -10,7 +10,7 @@ pub mod signing;
 
 use std::path::Path;
 
-use mcp_sandbox_proxy::config::Config;
+use mcp_sandbox_proxy::Config;
 
 /// Two hosts: one plain, one with per-server subdomains.
 pub const TWO_HOSTS: &str = r#"

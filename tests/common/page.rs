@@ -3,7 +3,7 @@
 use bytes::Bytes;
 use http::{Response, header};
 use http_body_util::BodyExt;
-use mcp_sandbox_proxy::body::Body;
+use mcp_sandbox_proxy::Body;
 
 pub fn body(response: Response<Body>) -> String {
     let bytes = futures_body(response.into_body());

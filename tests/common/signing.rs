@@ -8,9 +8,9 @@ use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use http::{Request, header};
-use mcp_sandbox_proxy::config::Config;
-use mcp_sandbox_proxy::csp::{OptIns, ViewPolicy, policy_for_query};
-use mcp_sandbox_proxy::service::Service;
+use mcp_sandbox_proxy::Config;
+use mcp_sandbox_proxy::Service;
+use mcp_sandbox_proxy::{OptIns, ViewPolicy, policy_for_query};
 use ring::hmac;
 
 /// The host's two keys (rotation), and one it does not have.
