@@ -3,6 +3,9 @@
 //! A certificate is chosen by the names it carries itself (its subject alternative names,
 //! wildcards included), so config never repeats them.
 
+mod der;
+mod report;
+
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
@@ -16,8 +19,9 @@ use rustls::{ServerConfig, version};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 
-use crate::config::{CertFiles, HostEntry, TlsFiles, TlsVersion};
+use crate::config::{CertFiles, TlsFiles, TlsVersion};
 use crate::metrics::CertExpiry;
+use der::not_after;
 
 /// Why TLS material cannot be used; names the file and what is wrong with it.
 #[derive(Debug, thiserror::Error)]
@@ -105,9 +109,7 @@ impl LoadedCert {
             names,
         })
     }
-}
 
-impl LoadedCert {
     /// webpki's own check of the leaf for one name; parses the certificate, so not for handshakes.
     fn valid_for(&self, name: &ServerName<'_>) -> bool {
         self.key.cert.first().is_some_and(|leaf| {
@@ -256,73 +258,6 @@ pub(crate) fn server_config(
     Ok(config)
 }
 
-/// The `notAfter` of a DER certificate, in seconds since the epoch. A few lines of DER instead
-/// of an X.509 crate: `Certificate → tbsCertificate → validity → notAfter` is all that is read.
-fn not_after(der: &[u8]) -> Option<i64> {
-    let (_, certificate, _) = der_element(der)?;
-    let (_, mut tbs, _) = der_element(certificate)?;
-    // An explicit [0] version comes first when present.
-    if tbs.first() == Some(&0xa0) {
-        tbs = der_element(tbs)?.2;
-    }
-    let rest = der_element(tbs)?.2; // serialNumber
-    let rest = der_element(rest)?.2; // signature
-    let rest = der_element(rest)?.2; // issuer
-    let (_, validity, _) = der_element(rest)?;
-    let after_not_before = der_element(validity)?.2;
-    let (tag, time, _) = der_element(after_not_before)?;
-    parse_der_time(tag, time)
-}
-
-/// One DER element: (tag, contents, the bytes after it).
-fn der_element(bytes: &[u8]) -> Option<(u8, &[u8], &[u8])> {
-    let (&tag, rest) = bytes.split_first()?;
-    let (&first, rest) = rest.split_first()?;
-    let (len, rest) = if first < 0x80 {
-        (usize::from(first), rest)
-    } else {
-        let count = usize::from(first & 0x7f);
-        if count == 0 || count > 4 || rest.len() < count {
-            return None;
-        }
-        let len = rest[..count]
-            .iter()
-            .fold(0usize, |acc, b| (acc << 8) | usize::from(*b));
-        (len, &rest[count..])
-    };
-    (rest.len() >= len).then(|| (tag, &rest[..len], &rest[len..]))
-}
-
-/// UTCTime (`YYMMDDHHMMSSZ`) or GeneralizedTime (`YYYYMMDDHHMMSSZ`), UTC only.
-fn parse_der_time(tag: u8, time: &[u8]) -> Option<i64> {
-    let text = std::str::from_utf8(time).ok()?.strip_suffix('Z')?;
-    if !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let (year, rest) = match tag {
-        0x17 if text.len() == 12 => {
-            let yy: i64 = text[..2].parse().ok()?;
-            (if yy < 50 { 2000 + yy } else { 1900 + yy }, &text[2..])
-        }
-        0x18 if text.len() == 14 => (text[..4].parse().ok()?, &text[4..]),
-        _ => return None,
-    };
-    let field = |i: usize| -> Option<i64> { rest.get(i..i + 2)?.parse().ok() };
-    let (month, day, hour, minute, second) =
-        (field(0)?, field(2)?, field(4)?, field(6)?, field(8)?);
-    Some(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let year_of_era = y - era * 400;
-    let day_of_year = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -392,88 +327,5 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn civil_dates() {
-        assert_eq!(days_from_civil(1970, 1, 1), 0);
-        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
-        assert_eq!(parse_der_time(0x17, b"491231235959Z"), Some(2_524_607_999));
-        assert_eq!(
-            parse_der_time(0x18, b"20260126000000Z"),
-            Some(1_769_385_600)
-        );
-        assert_eq!(parse_der_time(0x17, b"2601260000Z"), None);
-        assert_eq!(
-            parse_der_time(0x17, "26012600000\u{e9}Z".as_bytes()),
-            None,
-            "no panic on non-ASCII"
-        );
-    }
-}
-
-/// Certificates expiring sooner than this get a warning from `check`.
-const EXPIRY_WARNING: std::time::Duration = std::time::Duration::from_secs(21 * 24 * 60 * 60);
-
-/// What `check` says about loaded certificates: names no certificate covers are errors, a
-/// certificate that has expired is an error, one that expires within 21 days is a warning.
-#[derive(Debug, Default)]
-pub(crate) struct CertificateReport {
-    pub(crate) errors: Vec<String>,
-    pub(crate) warnings: Vec<String>,
-}
-
-impl SniResolver {
-    /// Whether a browser asking for `name` gets a certificate valid for it. An IP address
-    /// sends no SNI, so it gets the first certificate, which must list that address itself.
-    fn serves(&self, name: &str) -> bool {
-        match ServerName::try_from(name) {
-            Ok(ip @ ServerName::IpAddress(_)) => {
-                self.certs.first().is_some_and(|first| first.valid_for(&ip))
-            }
-            _ => self.for_name(Some(name)).is_some(),
-        }
-    }
-
-    pub(crate) fn report(&self, hosts: &[HostEntry], now_seconds: i64) -> CertificateReport {
-        let mut report = CertificateReport::default();
-        for (i, host) in hosts.iter().enumerate() {
-            let name = host.sandbox.host().to_owned();
-            let mut needed = vec![name.clone()];
-            if host.per_server_subdomains {
-                // Any one label stands for all of them: only a wildcard covers them all.
-                needed.push(format!("label-{}.{name}", i));
-            }
-            for needed in needed {
-                if !self.serves(&needed) {
-                    let shown = needed.replacen(&format!("label-{i}"), "*", 1);
-                    report.errors.push(format!(
-                        "hosts[{i}].sandbox: no certificate covers \"{shown}\"{}",
-                        if shown.starts_with('*') {
-                            " (per_server_subdomains needs a wildcard certificate)"
-                        } else {
-                            ""
-                        }
-                    ));
-                }
-            }
-        }
-        for expiry in self.expiries() {
-            let left = expiry.not_after_seconds - now_seconds;
-            // Whole days, truncated both ways: "expired 3 days ago" for 3 days and some hours.
-            let days = left / 86_400;
-            if left <= 0 {
-                report.errors.push(format!(
-                    "{}: the certificate expired {} day(s) ago",
-                    expiry.file, -days
-                ));
-            } else if left < EXPIRY_WARNING.as_secs() as i64 {
-                report.warnings.push(format!(
-                    "{}: the certificate expires in {days} day(s)",
-                    expiry.file
-                ));
-            }
-        }
-        report
     }
 }
