@@ -1,5 +1,6 @@
-//! Records the git revision for `--version` (a source tree without git says "unknown"), and
-//! strips the proxy page's sources into `OUT_DIR` for the binary to serve (`src/minify.rs`).
+//! Records the git revision for `--version` (a source tree without git says "unknown"), joins
+//! the relay's parts, and strips the proxy page's sources into `OUT_DIR` for the binary to
+//! serve (`src/minify.rs`).
 
 use std::path::Path;
 use std::process::Command;
@@ -28,23 +29,41 @@ fn main() {
     println!("cargo:rerun-if-changed=.git/refs/heads");
 }
 
-/// `proxy-page/sandbox.html` and `relay.js` as served: comments and indentation stripped.
+/// `proxy-page/sandbox.html`, and the relay joined from `proxy-page/relay/*.js` in name order
+/// inside one function, as served: comments and indentation stripped.
 fn strip_proxy_page() {
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR for build scripts");
-    let files = [
-        (
-            "proxy-page/sandbox.html",
-            "sandbox.html",
-            minify::html as fn(&str) -> String,
-        ),
-        ("proxy-page/relay.js", "relay.js", minify::javascript),
-    ];
-    for (source, served, strip) in files {
-        println!("cargo:rerun-if-changed={source}");
-        println!("cargo:rerun-if-changed=src/minify.rs");
-        let text = std::fs::read_to_string(source)
-            .unwrap_or_else(|e| panic!("{source}: cannot read: {e}"));
-        std::fs::write(Path::new(&out).join(served), strip(&text))
-            .unwrap_or_else(|e| panic!("{out}/{served}: cannot write: {e}"));
+    println!("cargo:rerun-if-changed=src/minify.rs");
+    let page = read("proxy-page/sandbox.html");
+    write(&out, "sandbox.html", &minify::html(&page));
+    let relay = joined_relay("proxy-page/relay");
+    write(&out, "relay.js", &minify::javascript(&relay));
+}
+
+/// The relay's parts, each a file of one concern, in one function: one scope, strict mode.
+fn joined_relay(dir: &str) -> String {
+    println!("cargo:rerun-if-changed={dir}");
+    let mut parts: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{dir}: cannot read: {e}"))
+        .map(|entry| entry.unwrap_or_else(|e| panic!("{dir}: {e}")).path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "js"))
+        .collect();
+    parts.sort();
+    let mut relay = String::from("(function () {\n'use strict';\n");
+    for part in parts {
+        relay.push_str(&read(&part.display().to_string()));
+        relay.push('\n');
     }
+    relay.push_str("})();\n");
+    relay
+}
+
+fn read(source: &str) -> String {
+    println!("cargo:rerun-if-changed={source}");
+    std::fs::read_to_string(source).unwrap_or_else(|e| panic!("{source}: cannot read: {e}"))
+}
+
+fn write(out: &str, served: &str, text: &str) {
+    std::fs::write(Path::new(out).join(served), text)
+        .unwrap_or_else(|e| panic!("{out}/{served}: cannot write: {e}"));
 }

@@ -14,7 +14,7 @@
 //!            → h2: hyper, streams run inline first
 //! service    Host/:authority → host entry (routing) → query: ?embedder=, ?csp= (csp; for a
 //!            host that signs, signing) → view policy → page: the proxy page
-//!            (proxy-page/sandbox.html + relay.js), from service::page_cache → service::headers
+//!            (proxy-page/sandbox.html + relay/*.js), from service::page_cache → service::headers
 //! metrics    counted on the way; admin serves them, with /livez and /readyz
 //! reload     SIGHUP or changed files → a new generation for every next request
 //! ```

@@ -18,6 +18,10 @@ const RELAY_JS: &str = include_str!(concat!(env!("OUT_DIR"), "/relay.js"));
 const CONFIG_SLOT: &str = "/*SANDBOX_CONFIG*/";
 const RELAY_SLOT: &str = "/*RELAY_JS*/";
 
+/// The query parameter that marks a page the relay asked for again, with the `csp` its resource
+/// declared: the service counts it, and the page config names it for the relay.
+pub const UPGRADE_PARAMETER: &str = "upgrade";
+
 /// At most this many dropped entries are listed in the page; the count is always exact.
 const MAX_DROPPED_LISTED: usize = 50;
 
@@ -93,6 +97,7 @@ fn page_config(host: &Origin, policy: &ViewPolicy, relay: &RelaySettings<'_>) ->
         "dropped": dropped,
         "droppedCount": policy.dropped.len(),
         "maxQueryBytes": relay.max_query_bytes,
+        "upgradeParameter": UPGRADE_PARAMETER,
         "messages": relay.messages.name(),
         "viewSandbox": relay.view_sandbox.iter().map(SandboxToken::name).collect::<Vec<_>>(),
         "signedPolicies": relay.signed_policies,

@@ -35,7 +35,8 @@ use logs::{foreign_framer, log_dropped, log_embedder_mismatch};
 use page_cache::PageCache;
 use query::{Signature, Signing};
 
-pub use query::{EMBEDDER_PARAMETER, PolicyVerdict, UPGRADE_PARAMETER};
+pub use crate::page::UPGRADE_PARAMETER;
+pub use query::{EMBEDDER_PARAMETER, PolicyVerdict};
 
 /// One configured host, with what its responses need built once.
 #[derive(Debug)]

@@ -9,7 +9,7 @@ use http::header::HeaderValue;
 use crate::compress::Encoding;
 use crate::csp::{QueryError, ViewPolicy, default_for_query, policy_for_query};
 use crate::origin::{Embedder, Origin};
-use crate::page::RelaySettings;
+use crate::page::{RelaySettings, UPGRADE_PARAMETER};
 use crate::signing::{PolicyKeys, Refused, Signed, unix_now};
 
 use super::headers::content_security_policy;
@@ -53,9 +53,6 @@ pub(super) fn is_policy_upgrade(query: &str) -> bool {
     url::form_urlencoded::parse(query.as_bytes())
         .any(|(key, value)| key == UPGRADE_PARAMETER && value == "1")
 }
-
-/// The query parameter that marks a page the relay asked for again (see `is_policy_upgrade`).
-pub const UPGRADE_PARAMETER: &str = "upgrade";
 
 /// The origin a page is pinned to. A host entry with one origin: that one (an `embedder`
 /// parameter, if any, must name it). A pattern of origins: the `embedder` parameter, which must

@@ -1,0 +1,74 @@
+// The relay between one host page and one MCP App view (spec 2026-01-26, "Sandbox proxy").
+//
+// The server rendered this page for exactly one host origin and put it, with the view policy it
+// applied, in #sandbox-config. Everything here follows from that: trust only that origin, mount
+// one view, relay JSON-RPC both ways unchanged (or, for a host whose operator opted in, any
+// message), keep the reserved sandbox-* messages to ourselves.
+//
+// The files of proxy-page/relay/ are joined in name order inside one function (build.rs), so
+// they share one scope: this file holds the constants, the page's config and every piece of
+// state the others change; each other file opens with what it owns and the rules it enforces;
+// 99-start.js runs the relay.
+
+var RESERVED_PREFIX = 'ui/notifications/sandbox-';
+var PROXY_READY = 'ui/notifications/sandbox-proxy-ready';
+var RESOURCE_READY = 'ui/notifications/sandbox-resource-ready';
+var CSP_VIOLATION = 'ui/notifications/sandbox-csp-violation';
+var DOMAIN_LISTS = ['connectDomains', 'resourceDomains', 'frameDomains', 'baseUriDomains'];
+// What a host source without a scheme stands for (see covers).
+var PAGE_SCHEME = window.location.protocol.slice(0, -1);
+// Host messages held until the view is listening; a host that floods before then loses the rest.
+var MAX_HELD = 256;
+// CSP violation notices passed to the host per page; a view in a loop of violations must not
+// flood it.
+var MAX_VIOLATIONS = 50;
+// A resource kept across this page's own reload (see upgrade): sessionStorage key prefix, the
+// fragment that names the one this page must take, and how
+// long an entry whose reload never came is kept.
+var KEPT_PREFIX = 'mcp-sandbox-proxy:kept:';
+var KEPT_FRAGMENT = '#sandbox-kept=';
+var KEPT_MAX_AGE_MS = 30000;
+// Reloads one resource may cost: one for its domains, and one more when it replaced another
+// resource while that one's reload was under way.
+var MAX_RELOADS = 2;
+var DEFAULT_SANDBOX = ['allow-scripts', 'allow-same-origin', 'allow-forms'];
+// spec: permissions keys → Permissions Policy features of the inner frame's `allow`.
+var PERMISSION_FEATURES = {
+  camera: 'camera',
+  microphone: 'microphone',
+  geolocation: 'geolocation',
+  clipboardWrite: 'clipboard-write'
+};
+var config = readConfig();
+// The query parameter that marks this relay's own reload, which the service counts: named by
+// the service, so it is written once.
+var UPGRADE_PARAMETER = config.upgradeParameter;
+var hostOrigin = config.hostOrigin;
+// The operator's per-host opt-in (relay_messages = "any"): views and host that speak a wire
+// of their own. Only what is relayed changes; whom messages come from and go to does not.
+var anyMessages = config.messages === 'any';
+// SECURITY: the tokens this host's views may ever get (the operator's view_sandbox); a host
+// override can only pick from these, and the default is cut to them. Never
+// allow-top-navigation*: a view must not replace the chat it is shown in. The page's own
+// header carries the same set as a CSP sandbox policy, so nothing below the page has more,
+// whatever a view does to its frames (WebKit forgets an ancestor's flags otherwise).
+var viewSandbox = config.viewSandbox || ['allow-scripts'];
+// SECURITY: the operator's per-host opt-in (policy_keys): the service serves a ?csp= only
+// with the host's signature, so this page never reloads itself for a policy (it cannot sign)
+// and no kept resource is ever meant for it. A view that can script this page can still
+// navigate it, but only to policies the host signed.
+var signedPolicies = config.signedPolicies === true;
+var view = null;          // the inner <iframe>, once a resource is mounted in it
+var viewTarget = null;    // targetOrigin for posts to the view: our origin, or '*' when opaque
+var viewDocument = null;  // the document we wrote, for a same-origin view
+var viewNavigated = false; // the inner frame left the view's document: relay nothing more
+var viewListening = false;
+var held = [];
+var violations = 0;
+var hinted = {};          // the opt-ins already named to this view's developer
+var upgrading = null;     // {key, resource, reloads} kept for this page's own reload, while it runs
+
+function readConfig() {
+  var element = document.getElementById('sandbox-config');
+  return JSON.parse(element.textContent);
+}

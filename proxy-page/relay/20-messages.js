@@ -1,0 +1,133 @@
+// Relaying: whom a message may come from and go to, what may pass, and holding host messages
+// until the view listens.
+//
+// spec: only the host (window.parent, at the configured origin) and the mounted view speak to
+// this page; JSON-RPC 2.0 passes unchanged both ways (any message for a host whose operator
+// chose relay_messages = "any"); sandbox-resource-ready is for the proxy and mounts a view.
+// SECURITY: posts to the host name its origin, never '*'.
+
+function onMessage(event) {
+  // Nothing a peer sends may stop the relay: every failure is logged and the listener lives on.
+  try {
+    if (event.source === window.parent) {
+      if (event.origin !== hostOrigin) {
+        console.warn('[sandbox] ignored a message from ' + event.origin + ': only ' + hostOrigin + ' may drive this page');
+        return;
+      }
+      fromHost(event.data);
+    } else if (isFromView(event)) {
+      fromView(event.data);
+    }
+    // Anything else (sibling frames, popups, frames inside the view) is not a peer: ignored.
+  } catch (error) {
+    console.error('[sandbox] relay error (message dropped):', error);
+  }
+}
+
+// The view's window is the inner frame's contentWindow, in every engine (Chromium, Firefox and
+// WebKit are tested): a same-origin view must also still be the document we wrote.
+function isFromView(event) {
+  if (!view || !event.source || event.source !== view.contentWindow) return false;
+  if (viewTarget === '*') return viewIsMounted();
+  return event.origin === window.location.origin && viewIsMounted();
+}
+
+// The view is the document we mounted in the inner frame, not whatever that frame shows
+// later: a view that navigates itself elsewhere (a frameDomains page, say) is no longer the
+// view, and nothing more is relayed for it.
+function viewIsMounted() {
+  if (!view || viewNavigated) return false;
+  if (viewTarget === '*') return true; // opaque: the frame's load events tell (see mount)
+  try {
+    return view.contentDocument === viewDocument;
+  } catch (crossOrigin) {
+    return false;
+  }
+}
+
+function isJsonRpc(data) {
+  return data !== null && typeof data === 'object' && !Array.isArray(data) && data.jsonrpc === '2.0' &&
+    (data.method === undefined || typeof data.method === 'string');
+}
+
+// Whether a message other than the proxy's own may pass: JSON-RPC, or anything if opted in.
+function mayRelay(data, from) {
+  if (isJsonRpc(data) || anyMessages) return true;
+  console.warn('[sandbox] dropped a non-JSON-RPC message from the ' + from + ' (the operator can ' +
+    'allow any message for this host: relay_messages = "any")');
+  return false;
+}
+
+function fromHost(data) {
+  if (isJsonRpc(data) && data.method === RESOURCE_READY) {
+    // spec: resource-ready is for the proxy; it is never relayed. A later one replaces the
+    // view (a host re-renders a resource whose HTML changed): one view at a time, always.
+    mount(data.params, 0);
+    return;
+  }
+  if (isReserved(data)) {
+    console.warn('[sandbox] dropped a ' + RESERVED_PREFIX + '* message from the host: reserved for the proxy');
+    return;
+  }
+  if (!mayRelay(data, 'host')) return;
+  if (isJsonRpc(data)) followTheme(data);
+  if (!viewListening) {
+    hold(data);
+    return;
+  }
+  postToView(data);
+}
+
+// The page must stay transparent over the host. Chromium paints an opaque backdrop behind a
+// frame whose color scheme differs from its embedder's, so the page takes the theme the host
+// gives the view: hostContext.theme in the ui/initialize result, and host-context-changed.
+function followTheme(data) {
+  var context = data.method === 'ui/notifications/host-context-changed' ? data.params :
+    data.result && typeof data.result === 'object' ? data.result.hostContext : null;
+  var theme = context && typeof context === 'object' ? context.theme : null;
+  if (theme === 'light' || theme === 'dark') {
+    document.documentElement.style.colorScheme = theme;
+  }
+}
+
+function fromView(data) {
+  // spec: ui/notifications/sandbox-* are between proxy and host; a view may not forge them.
+  if (isReserved(data) || (anyMessages && carriesReserved(data))) {
+    console.warn('[sandbox] dropped a ' + RESERVED_PREFIX + '* message from the view: reserved for the proxy');
+    return;
+  }
+  if (!mayRelay(data, 'view')) return;
+  if (!viewListening) {
+    // The view's first message shows it is listening: deliver what the host sent early.
+    viewListening = true;
+    held.splice(0).forEach(function (message) {
+      try {
+        postToView(message);
+      } catch (error) {
+        console.error('[sandbox] could not deliver a held host message:', error);
+      }
+    });
+  }
+  postToHost(data);
+}
+
+function hold(data) {
+  if (held.length >= MAX_HELD) {
+    console.warn('[sandbox] dropped a host message: ' + MAX_HELD + ' are already waiting for the view');
+    return;
+  }
+  held.push(data);
+}
+
+function postToHost(message) {
+  // SECURITY: the host's origin, never '*': nobody else may read what the view says.
+  window.parent.postMessage(message, hostOrigin);
+}
+
+function postToView(message) {
+  if (!viewIsMounted()) {
+    console.warn('[sandbox] dropped a host message: the view has navigated away');
+    return;
+  }
+  view.contentWindow.postMessage(message, viewTarget);
+}

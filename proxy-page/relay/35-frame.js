@@ -1,0 +1,67 @@
+// The inner frame's sandbox and permissions.
+//
+// spec: the view's sandbox defaults to "allow-scripts allow-same-origin allow-forms" and a host
+// may ask for other tokens; requested permissions become features of the frame's allow.
+// SECURITY: no token outside the operator's view_sandbox, never allow-top-navigation*; every
+// feature not requested is denied. sandboxTokens and allowAttribute are unit-tested.
+
+function sandboxTokens(override) {
+  if (override === undefined || override === null) {
+    return DEFAULT_SANDBOX.filter(function (token) { return viewSandbox.indexOf(token) !== -1; });
+  }
+  if (typeof override !== 'string') {
+    // A malformed override must not fall back to the wider default.
+    console.warn('[sandbox] params.sandbox is not a string: mounting with "allow-scripts" only');
+    return ['allow-scripts'];
+  }
+  var tokens = [];
+  override.split(/\s+/).forEach(function (token) {
+    if (!token) return;
+    if (viewSandbox.indexOf(token) === -1) {
+      console.warn('[sandbox] ignored sandbox token "' + token + '": not one this host\'s views ' +
+        'may get (the operator\'s view_sandbox: ' + viewSandbox.join(' ') + ')');
+    } else if (tokens.indexOf(token) === -1) {
+      tokens.push(token);
+    }
+  });
+  return tokens;
+}
+
+// spec: each requested permission becomes a feature of the inner frame's `allow`, joined
+// with "; ". A feature reaches the view only if the host's outer iframe delegates it too.
+// SECURITY: the features not requested are denied outright ('none'): their default allowlist
+// is 'self', so a same-origin view would otherwise inherit whatever the host delegated to us.
+// A bare feature means "the frame's own origin", which an opaque view's origin never is: for
+// an opaque view a requested feature is delegated to `*`, the only allowlist it matches (it
+// follows the frame, so a view that navigates itself away keeps it; the relay stops there).
+function allowAttribute(permissions, opaque) {
+  var requested = requestedPermissions(permissions);
+  return Object.keys(PERMISSION_FEATURES).map(function (key) {
+    if (!requested[key]) return PERMISSION_FEATURES[key] + " 'none'";
+    return PERMISSION_FEATURES[key] + (opaque ? ' *' : '');
+  }).join('; ');
+}
+
+function requestedPermissions(permissions) {
+  return permissions !== null && typeof permissions === 'object' ? permissions : {};
+}
+
+// Say when a requested permission cannot reach the view, where this page can tell: the
+// host's iframe does not delegate it (engines with a permissions-policy API), or the view is
+// opaque and wants a camera or microphone, which Chromium and Firefox never give an opaque
+// origin (WebKit does, through the `*` above).
+function warnAboutPermissions(permissions, opaque) {
+  var requested = requestedPermissions(permissions);
+  var policy = document.featurePolicy || document.permissionsPolicy;
+  Object.keys(PERMISSION_FEATURES).forEach(function (key) {
+    if (!requested[key]) return;
+    var feature = PERMISSION_FEATURES[key];
+    if (policy && typeof policy.allowsFeature === 'function' && !policy.allowsFeature(feature)) {
+      console.warn('[sandbox] the view asks for ' + key + ' but the host\'s iframe does not delegate ' +
+        feature + ' (add it to its allow attribute): the view cannot get it');
+    } else if (opaque && (key === 'camera' || key === 'microphone')) {
+      console.warn('[sandbox] the view asks for ' + key + ' but it is opaque (no allow-same-origin): ' +
+        'Chromium and Firefox never give ' + key + ' to an opaque origin; only WebKit does');
+    }
+  });
+}

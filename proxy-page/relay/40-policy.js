@@ -1,0 +1,82 @@
+// Honest about the policy: what the service dropped or refused, the declared domains the
+// served policy lacks, and the opt-in that would allow a refused capability.
+//
+// spec: the host applies the server's declared domains, and may narrow them; the relay never
+// widens a policy, it says what is missing.
+
+function reportDroppedSources() {
+  (config.dropped || []).forEach(function (d) {
+    console.warn('[sandbox] dropped ' + d.list + ' entry ' + JSON.stringify(d.entry) + ': ' + d.reason);
+  });
+  var unlisted = (config.droppedCount || 0) - (config.dropped || []).length;
+  if (unlisted > 0) console.warn('[sandbox] ... and ' + unlisted + ' more dropped entries');
+}
+
+// The host signs its policies and this page's ?csp= did not verify: the service served the
+// spec's default policy instead, and says why.
+function reportRefusedPolicy() {
+  if (typeof config.policyRefused !== 'string') return;
+  console.warn('[sandbox] this page has the spec\'s default policy, not its ?csp=: ' +
+    config.policyRefused + '. The host\'s backend signs ?csp= with the key the sandbox\'s ' +
+    'operator gave it (policy_keys).');
+}
+
+// spec: the host applies the server's declared domains. The header was fixed when this page
+// was requested; domains it still lacks were left out of the host's ?csp=, dropped by the
+// service, or could not be carried by the relay's one reload (see upgrade): say which.
+function warnAboutMissingDomains(requested) {
+  var why = 'the host\'s ?csp= did not name them (a host may narrow the policy), or the ' +
+    'service dropped them (see above).';
+  if (signedPolicies) {
+    why = (typeof config.policyRefused === 'string' ?
+      'the signature of this page\'s ?csp= was refused (see above).' :
+      'this sandbox serves a policy only in a URL the host\'s backend signed, and its ?csp= ' +
+        'did not name them (or the service dropped them, see above).') +
+      ' Sign a ?csp= with these domains on the host\'s backend.';
+  }
+  missingDomains(requested).forEach(function (missing) {
+    console.warn('[sandbox] the view asks for ' + missing.list + ' ' + missing.domains.join(', ') +
+      ' but the policy served with this page does not allow them: ' + why +
+      ' The policy is this page\'s Content-Security-Policy header.');
+  });
+}
+
+// The declared domains the served policy does not cover, by list: [{list, domains}].
+function missingDomains(requested) {
+  if (requested === null || typeof requested !== 'object') return [];
+  var applied = config.applied || {};
+  var missing = [];
+  DOMAIN_LISTS.forEach(function (list) {
+    var asked = Array.isArray(requested[list]) ? requested[list] : [];
+    var have = Array.isArray(applied[list]) ? applied[list] : [];
+    var domains = asked.filter(function (domain) {
+      return typeof domain === 'string' && !have.some(function (source) {
+        return covers(source, domain);
+      });
+    });
+    if (domains.length) missing.push({ list: list, domains: domains });
+  });
+  return missing;
+}
+
+// Some refusals are not about domains: the operator can allow them per host (view_opt_ins in
+// docs/configuration.md). Name the one that would, once per view, rather than leave the
+// developer with the browser's bare "refused to evaluate".
+var OPT_IN_HINTS = [
+  { blocked: 'eval', opt: 'unsafe-eval', what: 'eval or new Function' },
+  { blocked: 'wasm-eval', opt: 'wasm-unsafe-eval', what: 'WebAssembly compilation' },
+  { blocked: 'blob', directive: 'worker-src', opt: 'worker-blob', what: 'a worker from a blob: URL' },
+  { blocked: 'blob', directive: 'img-src', opt: 'blob-media', what: 'a blob: image' },
+  { blocked: 'blob', directive: 'media-src', opt: 'blob-media', what: 'blob: media' }
+];
+
+function hintAtOptIn(directive, blockedURI) {
+  var blocked = String(blockedURI || '').replace(/:.*$/, '');
+  OPT_IN_HINTS.forEach(function (hint) {
+    if (hint.blocked !== blocked || (hint.directive && hint.directive !== directive) || hinted[hint.opt]) return;
+    hinted[hint.opt] = true;
+    console.warn('[sandbox] the view\'s policy refused ' + hint.what + ' (' + directive + '). The ' +
+      'operator can allow it for this host: view_opt_ins = ["' + hint.opt + '"] ' +
+      '(see "View opt-ins" in docs/configuration.md).');
+  });
+}

@@ -1,0 +1,36 @@
+// CSP violations in a same-origin view, passed to the host.
+//
+// spec (extension): ui/notifications/sandbox-csp-violation, under the reserved prefix.
+// SECURITY: only the browser's own reports, at most MAX_VIOLATIONS per page.
+
+// CSP violations inside a same-origin view are seen here and passed to the host under the
+// reserved prefix, so a host can tell its user why something in the view did not load.
+function watchViolations(doc) {
+  doc.addEventListener('securitypolicyviolation', reportViolation);
+}
+
+// WebKit reports a view's refused eval on this page's document, whose policy the view's
+// document inherited, rather than on the view's (Chromium and Firefox use the view's). This
+// page never evaluates code, so such a refusal while a view is mounted is the view's. Other
+// refusals here (this page's favicon) are not.
+function onOwnViolation(e) {
+  if (view && (e.blockedURI === 'eval' || e.blockedURI === 'wasm-eval')) reportViolation(e);
+}
+
+function reportViolation(e) {
+  // Only the browser's own reports: a view can dispatch a synthetic event.
+  if (!e.isTrusted || violations >= MAX_VIOLATIONS) return;
+  violations += 1;
+  hintAtOptIn(e.effectiveDirective, e.blockedURI);
+  postToHost({
+    jsonrpc: '2.0',
+    method: CSP_VIOLATION,
+    params: {
+      effectiveDirective: e.effectiveDirective,
+      blockedURI: e.blockedURI,
+      sourceFile: e.sourceFile,
+      lineNumber: e.lineNumber,
+      disposition: e.disposition
+    }
+  });
+}

@@ -1,0 +1,154 @@
+// The relay's pure helpers, under node --test: source matching (covers), the reserved-method
+// rules, the inner frame's sandbox and allow attribute, the URL of the self-upgrade and the kept
+// resource. The browser suites test the same relay end to end; these pin each rule's edges.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadRelay, pageConfig } from './load.mjs';
+
+describe('covers: whether an applied source allows every URL a requested one does', () => {
+  const cases = [
+    // applied, requested, on an https page, on an http page
+    ['https://api.example.com', 'https://api.example.com', true, true],
+    ['api.example.com', 'https://api.example.com', true, true],
+    ['api.example.com', 'wss://api.example.com', true, true],
+    ['api.example.com', 'http://api.example.com', false, true],
+    ['api.example.com', 'api.example.com', true, true],
+    ['http://api.example.com', 'https://api.example.com', true, true],
+    ['https://api.example.com', 'http://api.example.com', false, false],
+    ['ws://api.example.com', 'wss://api.example.com', true, true],
+    ['https://*.example.com', 'https://a.b.example.com', true, true],
+    ['https://*.example.com', 'https://*.a.example.com', true, true],
+    ['https://*.example.com', 'https://example.com', false, false],
+    ['https://*.example.com', 'https://*.example.com', true, true],
+    ['https://API.Example.com', 'https://api.example.com', true, true],
+    ['https://api.example.com:8443', 'https://api.example.com', false, false],
+    ['https://api.example.com:*', 'https://api.example.com:8443', true, true],
+    ['https://api.example.com', 'https://api.example.com/v1/x', true, true],
+    ['https://api.example.com/v1/', 'https://api.example.com/v1/x', true, true],
+    ['https://api.example.com/v1', 'https://api.example.com/v1/x', false, false],
+    ['https://api.example.com/v1/x', 'https://api.example.com/v1/x', true, true],
+    ['https://api.example.com/V1/', 'https://api.example.com/v1/x', false, false],
+  ];
+  for (const [scheme, index] of [['https', 2], ['http', 3]]) {
+    const { covers } = loadRelay(['covers'], { href: `${scheme}://chat.sandbox.test/sandbox.html` });
+    for (const row of cases) {
+      it(`${row[0]} ${row[index] ? 'covers' : 'does not cover'} ${row[1]} on an ${scheme} page`, () => {
+        assert.equal(covers(row[0], row[1]), row[index]);
+      });
+    }
+  }
+});
+
+describe('reserved methods', () => {
+  const { isReserved, carriesReserved } = loadRelay(['isReserved', 'carriesReserved']);
+  const reserved = 'ui/notifications/sandbox-proxy-ready';
+
+  it('a message, a batch element and a string that name one are reserved; others are not', () => {
+    assert.equal(isReserved({ jsonrpc: '2.0', method: reserved }), true);
+    assert.equal(isReserved([{ method: 'tools/call' }, { method: reserved }]), true);
+    assert.equal(isReserved(reserved), true);
+    // eslint-disable-next-line no-new-wrappers
+    assert.equal(isReserved(new String(reserved)), true);
+    assert.equal(isReserved({ method: 'ui/notifications/tool-result' }), false);
+    assert.equal(isReserved({ method: 'x', params: { method: reserved } }), false, 'a field is for carriesReserved');
+    assert.equal(isReserved(null), false);
+  });
+
+  it('under any wire, every form a host could decode carries one', () => {
+    const json = JSON.stringify({ method: reserved });
+    const forms = [
+      { type: 'x', inner: { deeper: [{ method: reserved }] } },
+      [[[{ method: reserved }]]],
+      json,
+      json.replace('ui/', 'ui\\/'),
+      json.replace('"ui', '"\\u0075i'),
+      JSON.stringify(JSON.stringify({ method: reserved })),
+      new TextEncoder().encode(json),
+      new TextEncoder().encode(json).buffer,
+      new Map([['k', { method: reserved }]]),
+      new Set([reserved]),
+      { [reserved]: 1 },
+      new Error(reserved),
+      new Blob(['anything']),
+    ];
+    for (const form of forms) assert.equal(carriesReserved(form), true, String(form));
+    assert.equal(carriesReserved({ type: 'tool_call', payload: { name: 'x' } }), false);
+    assert.equal(carriesReserved('ui/notifications/tool-result'), false);
+  });
+
+  it('a cyclic message is looked at once, and ends', () => {
+    const cyclic = { a: {} };
+    cyclic.a.back = cyclic;
+    assert.equal(carriesReserved(cyclic), false);
+    cyclic.a.method = reserved;
+    assert.equal(carriesReserved(cyclic), true);
+  });
+});
+
+describe("the inner frame's sandbox and allow attribute", () => {
+  it('the default is cut to the operator ceiling; an override picks from it; anything else is allow-scripts', () => {
+    const opaque = loadRelay(['sandboxTokens'], { config: pageConfig({ viewSandbox: ['allow-forms', 'allow-scripts'] }) });
+    assert.deepEqual([...opaque.sandboxTokens(undefined)], ['allow-scripts', 'allow-forms']);
+    assert.deepEqual([...opaque.sandboxTokens('allow-scripts allow-same-origin allow-top-navigation allow-scripts')], ['allow-scripts']);
+    assert.equal(opaque.logged.filter((l) => l.includes('ignored sandbox token')).length, 2);
+    assert.deepEqual([...opaque.sandboxTokens(['allow-same-origin'])], ['allow-scripts']);
+    assert.deepEqual([...opaque.sandboxTokens('')], []);
+    const wide = loadRelay(['sandboxTokens']);
+    assert.deepEqual([...wide.sandboxTokens(null)], ['allow-scripts', 'allow-same-origin', 'allow-forms']);
+  });
+
+  it('requested features are delegated (to * for an opaque view); the rest are denied', () => {
+    const { allowAttribute } = loadRelay(['allowAttribute']);
+    assert.equal(allowAttribute({ camera: {} }, false),
+      "camera; microphone 'none'; geolocation 'none'; clipboard-write 'none'");
+    assert.equal(allowAttribute({ camera: {}, clipboardWrite: {} }, true),
+      "camera *; microphone 'none'; geolocation 'none'; clipboard-write *");
+    assert.equal(allowAttribute('camera', false),
+      "camera 'none'; microphone 'none'; geolocation 'none'; clipboard-write 'none'");
+  });
+});
+
+describe('the self-upgrade', () => {
+  const page = 'https://chat.sandbox.test/sandbox.html';
+  const declared = { connectDomains: ['https://api.example.com', 7], other: ['x'] };
+  const policyUrl = (href, config) => loadRelay(['policyUrl'], { href, config }).policyUrl;
+
+  it('a page without ?csp= reloads with the declared lists (strings only) and the marker', () => {
+    const target = new URL(policyUrl(page)(declared));
+    assert.equal(target.searchParams.get('csp'), '{"connectDomains":["https://api.example.com"]}');
+    assert.equal(target.searchParams.get('upgrade'), '1');
+    assert.equal(policyUrl(page)({ connectDomains: [] }), null, 'nothing declared: this page serves it');
+    assert.equal(policyUrl(page)(undefined), null);
+  });
+
+  it('the marker is the one the page config names', () => {
+    const target = new URL(policyUrl(page, pageConfig({ upgradeParameter: 'again' }))(declared));
+    assert.equal(target.searchParams.get('again'), '1');
+    assert.equal(target.searchParams.get('upgrade'), null);
+  });
+
+  it('never for a page the host asked with ?csp=, nor for a host that signs', () => {
+    assert.equal(policyUrl(`${page}?csp=%7B%7D`)(declared), null);
+    assert.equal(policyUrl(page, pageConfig({ signedPolicies: true }))(declared), null);
+  });
+
+  it('a page the relay reloaded compares policies as values, whatever the rest of the query', () => {
+    const lists = encodeURIComponent('{"connectDomains":["https://api.example.com"]}');
+    const upgraded = `${page}?embedder=https://pr-1.preview.example.com&csp=${lists}&upgrade=1`;
+    assert.equal(policyUrl(upgraded)(declared), null, 'the policy it has');
+    const back = new URL(policyUrl(upgraded)({}));
+    assert.equal(back.searchParams.has('csp'), false, 'no declaration: back to no ?csp=');
+    assert.equal(back.searchParams.get('embedder'), 'https://pr-1.preview.example.com');
+  });
+
+  it('a kept entry is read only as the relay wrote it', () => {
+    const { parseKept } = loadRelay(['parseKept']);
+    assert.equal(parseKept('not json'), null);
+    assert.equal(parseKept('{"resource":{"html":"x"}}'), null, 'held is required');
+    assert.equal(parseKept('{"resource":"x","held":[]}'), null);
+    const many = JSON.stringify({ resource: { html: 'x' }, held: new Array(300).fill(1) });
+    const kept = parseKept(many);
+    assert.equal(kept.held.length, 256, 'at most MAX_HELD');
+    assert.equal(kept.reloads, 2, 'no count: as if every reload was spent');
+  });
+});
