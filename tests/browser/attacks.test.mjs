@@ -5,9 +5,9 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  startTlsProxy, startProxy, startServer, startTlsServer, freePort, html, makeCertificate, tempDir, RAW_HOST, view, report,
+  serviceFixture, chatHost, CHAT_NAMES, startProxy, startServer, startTlsServer, freePort, html, makeCertificate, tempDir, RAW_HOST, view, report,
 } from './harness.mjs';
-import { launch, selectedEngines, consoleKnown, hookConsole, collectHooked, until } from './engines.mjs';
+import { selectedEngines, consoleKnown, hookConsole, collectHooked, until } from './engines.mjs';
 
 /** Round trip through the relay: once the echo is back, everything sent before it was handled. */
 async function roundTrip(page, token) {
@@ -40,24 +40,8 @@ function reports(received) {
 const T = { timeout: 30_000 };
 
 for (const engine of selectedEngines()) describe(`attacks on the proxy fail; declared capabilities work (${engine})`, () => {
-  let browser, proxy, servers = [], hostOrigin, evilOrigin, proxyUrl, allowedApi, blockedApi, thirdPartyOrigin;
-  // A second proxy for the same host whose views may never keep an origin (view_sandbox).
-  let opaqueProxy, opaqueProxyUrl;
-  // What reached the attacker's page from a view that left the sandbox: `?how=` of each hit.
-  const escapes = [];
-
-  before(async () => {
-    const [hostPort, evilPort, proxyPort] = [await freePort(), await freePort(), await freePort()];
-    hostOrigin = `http://host.localhost:${hostPort}`;
-    evilOrigin = `http://evil.localhost:${evilPort}`;
-    proxyUrl = `https://chat.sandbox.test:${proxyPort}/sandbox.html`;
-    let cert;
-    ({ proxy, cert } = await startTlsProxy({ hostOrigin, port: proxyPort }));
-    const opaquePort = await freePort();
-    opaqueProxyUrl = `https://chat.sandbox.test:${opaquePort}/sandbox.html`;
-    const opaque = await startTlsProxy({ hostOrigin, port: opaquePort, hostKeys: 'view_sandbox = ["allow-scripts", "allow-forms"]' });
-    opaqueProxy = opaque.proxy;
-    const sibling = `<!doctype html><script>
+  // A host page beside the proxy's frame that forges a resource for it.
+  const sibling = `<!doctype html><script>
 window.addEventListener('message', (e) => {
   if (e.data !== 'fire') return;
   parent.frames[0].postMessage({ jsonrpc: '2.0', method: 'ui/notifications/sandbox-resource-ready',
@@ -65,13 +49,32 @@ window.addEventListener('message', (e) => {
   parent.postMessage('fired', '*');
 });
 </script>`;
-    servers.push(await startServer({
-      '/raw': html(RAW_HOST),
-      '/sibling': html(sibling),
-    }, hostPort));
-    // What a view reaches beyond the sandbox, over https: WebKit blocks plain http from an https
-    // page even on loopback (mixed content), where Chromium and Firefox allow 127.0.0.1.
-    const outside = makeCertificate(tempDir(), ['allowed.api.test', 'blocked.api.test', 'third.party.test']);
+  // What a view reaches beyond the sandbox, over https: WebKit blocks plain http from an https
+  // page even on loopback (mixed content), where Chromium and Firefox allow 127.0.0.1.
+  const outside = makeCertificate(tempDir(), ['allowed.api.test', 'blocked.api.test', 'third.party.test']);
+  // The host's sandbox, and a second one for the same host whose views may never keep an
+  // origin (view_sandbox).
+  const fx = serviceFixture(engine, {
+    tls: [...CHAT_NAMES, 'opaque.sandbox.test'],
+    hosts: (names) => `${chatHost()(names)}[[hosts]]
+origin = "${names.hostOrigin}"
+sandbox = "opaque.sandbox.test:${names.port}"
+view_sandbox = ["allow-scripts", "allow-forms"]
+`,
+    host: ({ hostPort }) => startServer({ '/raw': html(RAW_HOST), '/sibling': html(sibling) }, hostPort),
+    trust: [outside],
+  });
+  let browser, proxy, servers = [], hostOrigin, evilOrigin, proxyUrl, allowedApi, blockedApi, thirdPartyOrigin;
+  let opaqueProxyUrl;
+  // What reached the attacker's page from a view that left the sandbox: `?how=` of each hit.
+  const escapes = [];
+
+  before(async () => {
+    ({ browser, proxy, hostOrigin } = fx);
+    proxyUrl = fx.url('chat.sandbox.test');
+    opaqueProxyUrl = fx.url('opaque.sandbox.test');
+    const evilPort = await freePort();
+    evilOrigin = `http://evil.localhost:${evilPort}`;
     const thirdParty = await startTlsServer({
       // A page the view navigates itself to: it tries to speak for the view, and records what it hears.
       '/third-party': html(`<!doctype html><script>
@@ -105,14 +108,10 @@ document.body.appendChild(f);
     servers.push(a, b);
     allowedApi = `https://allowed.api.test:${a.port}`;
     blockedApi = `https://blocked.api.test:${b.port}`;
-    browser = await launch(engine, { spki: [cert.spki, opaque.cert.spki, outside.spki] });
   });
 
   after(async () => {
-    await browser?.close();
     for (const server of servers) await server.close();
-    assert.equal(await proxy?.stop(), 0);
-    assert.equal(await opaqueProxy?.stop(), 0);
   });
 
   /** A fresh page, closed after `t`; its console is printed if `t` failed. */

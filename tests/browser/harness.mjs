@@ -14,7 +14,9 @@ import { createInterface } from 'node:readline';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
-import { CHROMIUM, chromiumArgs, freePort } from './engines.mjs';
+import { after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { CHROMIUM, chromiumArgs, freePort, launch } from './engines.mjs';
 
 export { freePort };
 
@@ -134,13 +136,66 @@ export function tlsListen(port, cert) {
  */
 export async function startTlsProxy({ hostOrigin, port, perServer = false, hostKeys = '' }) {
   const cert = makeCertificate(tempDir(), ['chat.sandbox.test', '*.chat.sandbox.test']);
-  const proxy = await startProxy(`${tlsListen(port, cert)}[[hosts]]
+  const proxy = await startProxy(`${tlsListen(port, cert)}${chatHost({ perServer, hostKeys })({ hostOrigin, port })}`);
+  return { proxy, cert };
+}
+
+/** The one host entry most suites serve, `chat.sandbox.test:<port>`, for `serviceFixture`. */
+export function chatHost({ perServer = false, hostKeys = '' } = {}) {
+  return ({ hostOrigin, port }) => `[[hosts]]
 origin = "${hostOrigin}"
 sandbox = "chat.sandbox.test:${port}"
 per_server_subdomains = ${perServer}
 ${hostKeys}
-`);
-  return { proxy, cert };
+`;
+}
+
+/** The names `chatHost` needs a certificate for. */
+export const CHAT_NAMES = ['chat.sandbox.test', '*.chat.sandbox.test'];
+
+/**
+ * The set-up the browser suites share, registered as `before` and `after` hooks of the calling
+ * suite: the service on a free port, a host page server on another, and `engine` trusting the
+ * service's certificate and `trust` (more certificates, from makeCertificate). Undone after the
+ * suite, the service asked to exit 0.
+ *
+ * - `hosts(fx)`: the config's `[[hosts]]` tables, given `fx.hostOrigin`
+ *   (`http://host.localhost:<hostPort>`) and `fx.port`, the service's port;
+ * - `tls`: the names of the service's certificate (none: plain HTTP); `admin`: an admin
+ *   listener on `fx.adminPort`;
+ * - `host(fx)`: starts the host page server on `fx.hostPort` (default: RAW_HOST at /raw);
+ * - `launchOptions`: for `launch` (the spki to trust are added).
+ *
+ * Returns the fixture, filled in once `before` has run: `hostOrigin`, `hostPort`, `port`,
+ * `adminPort`, `proxy`, `cert`, `browser`, and `url(name)`, the proxy page for a sandbox name
+ * on `port`.
+ */
+export function serviceFixture(engine, { hosts, tls = null, admin = false, host = rawHost, trust = [], launchOptions = {} }) {
+  const fx = {};
+  before(async () => {
+    [fx.hostPort, fx.port] = [await freePort(), await freePort()];
+    fx.hostOrigin = `http://host.localhost:${fx.hostPort}`;
+    fx.cert = tls ? makeCertificate(tempDir(), tls) : null;
+    const listen = fx.cert ? tlsListen(fx.port, fx.cert) : `listen = "127.0.0.1:${fx.port}"\n`;
+    fx.url = (name) => `${fx.cert ? 'https' : 'http'}://${name}:${fx.port}/sandbox.html`;
+    fx.adminPort = admin ? await freePort() : null;
+    const adminListen = admin ? `admin_listen = "127.0.0.1:${fx.adminPort}"\n` : '';
+    fx.proxy = await startProxy(`${adminListen}${listen}${hosts(fx)}`);
+    fx.hostServer = await host(fx);
+    const spki = [fx.cert, ...trust].filter(Boolean).map((c) => c.spki);
+    fx.browser = await launch(engine, { ...launchOptions, spki });
+  });
+  after(async () => {
+    await fx.browser?.close();
+    await fx.hostServer?.close();
+    assert.equal(await fx.proxy?.stop(), 0, 'the service exits 0 on SIGTERM');
+  });
+  return fx;
+}
+
+/** The host page server most suites use: RAW_HOST at /raw. */
+function rawHost(fx) {
+  return startServer({ '/raw': html(RAW_HOST) }, fx.hostPort);
 }
 
 /** The real ext-apps AppBridge host (sdk-host.js), bundled for the browser as one ES module. */

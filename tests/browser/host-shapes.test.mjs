@@ -9,31 +9,28 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  startProxy, startSdkHost, startTlsServer, freePort, makeCertificate, probeView, tempDir, tlsListen,
+  serviceFixture, chatHost, CHAT_NAMES, startSdkHost, startTlsServer, makeCertificate, probeView, tempDir,
 } from './harness.mjs';
-import { launch, selectedEngines, until } from './engines.mjs';
+import { selectedEngines, until } from './engines.mjs';
 
 // A 1×1 transparent PNG, for the resource-domain probe.
 const PIXEL = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
 
 for (const engine of selectedEngines()) {
   describe(`host shapes through the proxy (${engine})`, () => {
-    let browser, hostServer, outside, proxy, hostOrigin, proxyPort, adminPort, declared, outsidePort;
+    // What the view reaches beyond the sandbox, over https (WebKit blocks plain http from an
+    // https page): an API, a CDN, and a name declared in a form the service drops.
+    const outsideCert = makeCertificate(tempDir(), ['api.outside.test', 'cdn.outside.test', 'dropped.outside.test']);
+    const fx = serviceFixture(engine, {
+      tls: CHAT_NAMES,
+      admin: true,
+      hosts: chatHost({ perServer: true }),
+      host: ({ hostPort }) => startSdkHost(hostPort),
+      trust: [outsideCert],
+    });
+    let outside, declared, outsidePort;
 
     before(async () => {
-      const hostPort = await freePort();
-      [proxyPort, adminPort] = [await freePort(), await freePort()];
-      hostOrigin = `http://host.localhost:${hostPort}`;
-      const cert = makeCertificate(tempDir(), ['chat.sandbox.test', '*.chat.sandbox.test']);
-      proxy = await startProxy(`admin_listen = "127.0.0.1:${adminPort}"\n${tlsListen(proxyPort, cert)}
-[[hosts]]
-origin = "${hostOrigin}"
-sandbox = "chat.sandbox.test:${proxyPort}"
-per_server_subdomains = true
-`);
-      // What the view reaches beyond the sandbox, over https (WebKit blocks plain http from an
-      // https page): an API, a CDN, and a name declared in a form the service drops.
-      const outsideCert = makeCertificate(tempDir(), ['api.outside.test', 'cdn.outside.test', 'dropped.outside.test']);
       outside = await startTlsServer({
         '/data': (req, res) => {
           res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' });
@@ -49,16 +46,9 @@ per_server_subdomains = true
         connectDomains: [`https://api.outside.test:${outsidePort}`, `https://dropped.outside.test:${outsidePort}/data?x=1`],
         resourceDomains: [`https://cdn.outside.test:${outsidePort}`],
       };
-      hostServer = await startSdkHost(hostPort);
-      browser = await launch(engine, { spki: [cert.spki, outsideCert.spki] });
     });
 
-    after(async () => {
-      await browser?.close();
-      await hostServer?.close();
-      await outside?.close();
-      assert.equal(await proxy?.stop(), 0, 'the proxy exits 0 on SIGTERM');
-    });
+    after(async () => outside?.close());
 
     const probe = () => ({
       connect: `https://api.outside.test:${outsidePort}/data`,
@@ -67,22 +57,22 @@ per_server_subdomains = true
     });
 
     async function upgrades() {
-      const text = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
-      const line = text.split('\n').find((l) => l.startsWith(`mcp_sandbox_proxy_policy_upgrades_total{host="${hostOrigin}"}`));
+      const text = await (await fetch(`http://127.0.0.1:${fx.adminPort}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith(`mcp_sandbox_proxy_policy_upgrades_total{host="${fx.hostOrigin}"}`));
       return Number(line.split(' ').pop());
     }
 
     /** Runs the SDK host with `config` on a fresh page; what the view reported through tools/call. */
     async function run(t, name, config) {
       const label = `${name.replace(/\W+/g, '-')}-${Math.random().toString(16).slice(2, 8)}`;
-      const proxyUrl = `https://${label}.chat.sandbox.test:${proxyPort}/sandbox.html`;
-      const path = hostServer.page(name, { proxyUrl, firstTime: 'first', secondTime: 'second', ...config });
-      const page = await browser.newPage();
+      const proxyUrl = `https://${label}.chat.sandbox.test:${fx.port}/sandbox.html`;
+      const path = fx.hostServer.page(name, { proxyUrl, firstTime: 'first', secondTime: 'second', ...config });
+      const page = await fx.browser.newPage();
       t.after(async () => {
         if (t.passed === false) t.diagnostic(page.console.join('\n'));
         await page.close();
       });
-      await page.goto(`${hostOrigin}${path}`);
+      await page.goto(`${fx.hostOrigin}${path}`);
       const report = await until(async () => {
         const host = await page.evaluate(() => window.host);
         return host?.calls.find((c) => c.name === 'report');

@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import { once } from 'node:events';
-import { startProxy, startServer, freePort, makeCertificate, tempDir, html, tlsListen, view } from './harness.mjs';
-import { launch, selectedEngines, until } from './engines.mjs';
+import { serviceFixture, startServer, makeCertificate, tempDir, html, view } from './harness.mjs';
+import { selectedEngines, until } from './engines.mjs';
 
 const TICK_MS = 100;
 const WEBSOCKET_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
@@ -89,39 +89,33 @@ window.latest = (id, method) => window.received[id].filter((m) => m?.method === 
 
 for (const engine of selectedEngines()) {
   describe(`live views keep updating beside others (${engine})`, () => {
-    let browser, proxy, hostServer, live, hostOrigin, port, liveOrigin;
-
-    before(async () => {
-      const hostPort = await freePort();
-      port = await freePort();
-      hostOrigin = `http://host.localhost:${hostPort}`;
-      const cert = makeCertificate(tempDir(), ['chat.sandbox.test', '*.chat.sandbox.test']);
-      proxy = await startProxy(`${tlsListen(port, cert)}[[hosts]]
+    const liveCert = makeCertificate(tempDir(), ['live.outside.test']);
+    const fx = serviceFixture(engine, {
+      tls: ['chat.sandbox.test', '*.chat.sandbox.test'],
+      hosts: ({ hostOrigin, port }) => `[[hosts]]
 origin = "${hostOrigin}"
 sandbox = "chat.sandbox.test:${port}"
 per_server_subdomains = true
-`);
-      const liveCert = makeCertificate(tempDir(), ['live.outside.test']);
+`,
+      host: ({ hostPort }) => startServer({ '/chat': html(CHAT_HOST) }, hostPort),
+      trust: [liveCert],
+    });
+    let live, liveOrigin;
+
+    before(async () => {
       live = await startLiveServer(liveCert);
       liveOrigin = `live.outside.test:${live.port}`;
-      hostServer = await startServer({ '/chat': html(CHAT_HOST) }, hostPort);
-      browser = await launch(engine, { spki: [cert.spki, liveCert.spki] });
     });
 
-    after(async () => {
-      await browser?.close();
-      await hostServer?.close();
-      await live?.close();
-      assert.equal(await proxy?.stop(), 0);
-    });
+    after(async () => live?.close());
 
     it('a view with an SSE stream and a WebSocket keeps receiving while three others come and go', { timeout: 90_000 }, async (t) => {
-      const page = await browser.newPage();
+      const page = await fx.browser.newPage();
       t.after(async () => {
         if (t.passed === false) t.diagnostic(page.console.join('\n'));
         await page.close();
       });
-      await page.goto(`${hostOrigin}/chat`);
+      await page.goto(`${fx.hostOrigin}/chat`);
       // The live view counts what each stream delivers and tells the host every 200 ms.
       const liveView = view(`
         const seen = { sse: 0, ws: 0, sseStreams: new Set(), wsStreams: new Set(), errors: [] };
@@ -138,7 +132,7 @@ per_server_subdomains = true
         } }, '*'), 200);`);
       const csp = { connectDomains: [`https://${liveOrigin}`, `wss://${liveOrigin}`] };
       await page.evaluate(([url, resource]) => window.mountView('live', url, resource),
-        [`https://live.chat.sandbox.test:${port}/sandbox.html`, { html: liveView, csp }]);
+        [`https://live.chat.sandbox.test:${fx.port}/sandbox.html`, { html: liveView, csp }]);
       const latest = () => page.evaluate(() => window.latest('live', 'test/live'));
       const started = await until(async () => {
         const now = await latest();
@@ -151,7 +145,7 @@ per_server_subdomains = true
       for (const [i, label] of others.entries()) {
         const id = `other-${i}`;
         await page.evaluate(([frame, url, resource]) => window.mountView(frame, url, resource),
-          [id, `https://${label}.chat.sandbox.test:${port}/sandbox.html`, { html: view(`report('mounted', ${i})`) }]);
+          [id, `https://${label}.chat.sandbox.test:${fx.port}/sandbox.html`, { html: view(`report('mounted', ${i})`) }]);
         await until(() => page.evaluate((frame) => window.received[frame].some((m) => m?.method === 'test/report'), id),
           `view ${id} mounted`);
         await page.evaluate((frame) => window.unmountView(frame), id);

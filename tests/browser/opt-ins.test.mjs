@@ -1,10 +1,10 @@
 // The operator's per-host view opt-ins (`view_opt_ins`) in each engine: a view gets a blob:
 // worker, a blob: image and WebAssembly compilation only from a host entry that opts in, and
 // none of them from one that does not.
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startProxy, startServer, freePort, html, makeCertificate, tempDir, tlsListen, RAW_HOST, view, report } from './harness.mjs';
-import { launch, selectedEngines } from './engines.mjs';
+import { serviceFixture, view, report } from './harness.mjs';
+import { selectedEngines } from './engines.mjs';
 
 // Each capability, tried by the view itself; each answers what happened. A capability that
 // neither works nor fails within 8 s counts as blocked: well within report()'s 10 s, and far
@@ -29,29 +29,16 @@ Promise.all([worker, image, wasm]).then(([worker, image, wasm]) => report('tries
 
 for (const engine of selectedEngines()) {
   describe(`view opt-ins (${engine})`, () => {
-    let browser, proxy, hostServer, hostOrigin, port;
-
-    before(async () => {
-      const hostPort = await freePort();
-      port = await freePort();
-      hostOrigin = `http://host.localhost:${hostPort}`;
-      const cert = makeCertificate(tempDir(), ['on.sandbox.test', 'off.sandbox.test']);
-      proxy = await startProxy(`${tlsListen(port, cert)}[[hosts]]
+    const fx = serviceFixture(engine, {
+      tls: ['on.sandbox.test', 'off.sandbox.test'],
+      hosts: ({ hostOrigin, port }) => `[[hosts]]
 origin = "${hostOrigin}"
 sandbox = "on.sandbox.test:${port}"
 view_opt_ins = ["worker-blob", "blob-media", "wasm-unsafe-eval"]
 [[hosts]]
 origin = "${hostOrigin}"
 sandbox = "off.sandbox.test:${port}"
-`);
-      hostServer = await startServer({ '/raw': html(RAW_HOST) }, hostPort);
-      browser = await launch(engine, { spki: [cert.spki] });
-    });
-
-    after(async () => {
-      await browser?.close();
-      await hostServer?.close();
-      assert.equal(await proxy?.stop(), 0);
+`,
     });
 
     for (const [name, expected] of [
@@ -61,10 +48,10 @@ sandbox = "off.sandbox.test:${port}"
       ['off', { worker: 'blocked', image: 'blocked', wasm: engine === 'webkit' ? 'compiled' : 'blocked' }],
     ]) {
       it(`a host entry with the opt-ins ${name}`, { timeout: 60_000 }, async () => {
-        const page = await browser.newPage();
+        const page = await fx.browser.newPage();
         try {
-          await page.goto(`${hostOrigin}/raw`);
-          await page.evaluate((proxyUrl) => window.mountProxy({ proxyUrl }), `https://${name}.sandbox.test:${port}/sandbox.html`);
+          await page.goto(`${fx.hostOrigin}/raw`);
+          await page.evaluate((proxyUrl) => window.mountProxy({ proxyUrl }), fx.url(`${name}.sandbox.test`));
           await page.evaluate((h) => window.sendResource({ html: h }), TRIES);
           assert.deepEqual(await report(page, 'tries'), expected);
         } catch (error) {

@@ -1,41 +1,32 @@
 // Preview and staging embedders in each engine: a host entry whose origin is a pattern
 // (https://*.preview.test:PORT) serves each preview a page pinned to the exact origin the page
 // names in ?embedder=, so a page of one preview never runs inside another.
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  startProxy, startTlsServer, freePort, html, makeCertificate, tempDir, tlsListen, RAW_HOST, view, report,
+  serviceFixture, startTlsServer, html, makeCertificate, tempDir, RAW_HOST, view, report,
 } from './harness.mjs';
-import { launch, selectedEngines, consoleKnown } from './engines.mjs';
+import { selectedEngines, consoleKnown } from './engines.mjs';
 
 for (const engine of selectedEngines()) {
   describe(`preview embedders (${engine})`, () => {
-    let browser, proxy, hostServer, hostPort, proxyPort;
-    const preview = (n) => `https://pr-${n}.preview.test:${hostPort}`;
-    const sandboxFor = (embedder) =>
-      `https://sandbox.preview-sandbox.test:${proxyPort}/sandbox.html?embedder=${encodeURIComponent(embedder)}`;
-
-    before(async () => {
-      [hostPort, proxyPort] = [await freePort(), await freePort()];
-      const hosts = makeCertificate(tempDir(), ['*.preview.test']);
-      const sandbox = makeCertificate(tempDir(), ['sandbox.preview-sandbox.test']);
-      proxy = await startProxy(`${tlsListen(proxyPort, sandbox)}[[hosts]]
+    const hostsCert = makeCertificate(tempDir(), ['*.preview.test']);
+    const fx = serviceFixture(engine, {
+      tls: ['sandbox.preview-sandbox.test'],
+      hosts: ({ port, hostPort }) => `[[hosts]]
 origin = "https://*.preview.test:${hostPort}"
-sandbox = "sandbox.preview-sandbox.test:${proxyPort}"
-`);
-      hostServer = await startTlsServer({ '/raw': html(RAW_HOST) }, hosts, hostPort);
-      browser = await launch(engine, { spki: [hosts.spki, sandbox.spki] });
+sandbox = "sandbox.preview-sandbox.test:${port}"
+`,
+      host: ({ hostPort }) => startTlsServer({ '/raw': html(RAW_HOST) }, hostsCert, hostPort),
+      trust: [hostsCert],
     });
-
-    after(async () => {
-      await browser?.close();
-      await hostServer?.close();
-      assert.equal(await proxy?.stop(), 0);
-    });
+    const preview = (n) => `https://pr-${n}.preview.test:${fx.hostPort}`;
+    const sandboxFor = (embedder) =>
+      `${fx.url('sandbox.preview-sandbox.test')}?embedder=${encodeURIComponent(embedder)}`;
 
     /** Mounts `proxyUrl` in a page of preview `n`: whether sandbox-proxy-ready came within `wait` ms. */
     async function mountsIn(n, proxyUrl, wait) {
-      const page = await browser.newPage();
+      const page = await fx.browser.newPage();
       try {
         await page.goto(`${preview(n)}/raw`);
         const ready = await page.evaluate(([u, ms]) => Promise.race([
@@ -56,11 +47,11 @@ sandbox = "sandbox.preview-sandbox.test:${proxyPort}"
     });
 
     it('a page asked for with ?embedder= written by hand mounts a resource that declares nothing without reloading', { timeout: 60_000 }, async () => {
-      const page = await browser.newPage();
+      const page = await fx.browser.newPage();
       try {
         await page.goto(`${preview(1)}/raw`);
         // Not percent-encoded: the relay must not read its own query, re-encoded, as another URL.
-        const unencoded = `https://sandbox.preview-sandbox.test:${proxyPort}/sandbox.html?embedder=${preview(1)}`;
+        const unencoded = `${fx.url('sandbox.preview-sandbox.test')}?embedder=${preview(1)}`;
         await page.evaluate((u) => window.mountProxy({ proxyUrl: u }), unencoded);
         await page.evaluate(() => {
           window.loads = 0;

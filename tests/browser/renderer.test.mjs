@@ -1,12 +1,12 @@
 // @mcp-ui/client's AppRenderer, as a chat host uses it, through the service in each engine: it
 // renders a view, and when the resource's HTML changes it sends sandbox-resource-ready again on
 // the same proxy page; the proxy replaces the view, and the new one works end to end.
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  startTlsProxy, startServer, freePort, bundleRendererHost, exampleView, javascript,
+  serviceFixture, chatHost, CHAT_NAMES, startServer, bundleRendererHost, exampleView, javascript,
 } from './harness.mjs';
-import { launch, selectedEngines, until } from './engines.mjs';
+import { selectedEngines, until } from './engines.mjs';
 
 const FIRST_TIME = '2026-01-26T10:00:00.000Z';
 const SECOND_TIME = '2026-01-26T10:00:01.000Z';
@@ -15,38 +15,28 @@ const REACT_TIME = '[class*="serverTime"]';
 
 for (const engine of selectedEngines()) {
   describe(`AppRenderer re-rendering a changed resource (${engine})`, () => {
-    let browser, proxy, hostServer, hostOrigin, proxyUrl;
-
-    before(async () => {
-      const [hostPort, proxyPort] = [await freePort(), await freePort()];
-      hostOrigin = `http://host.localhost:${hostPort}`;
-      proxyUrl = `https://chat.sandbox.test:${proxyPort}/sandbox.html`;
-      let cert;
-      ({ proxy, cert } = await startTlsProxy({ hostOrigin, port: proxyPort }));
-      const config = { proxyUrl, views: [exampleView('vanillajs'), exampleView('react')], firstTime: FIRST_TIME, secondTime: SECOND_TIME };
-      const bundle = await bundleRendererHost();
-      hostServer = await startServer({
-        '/renderer': (req, res) => {
-          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-          res.end(`<!doctype html><title>AppRenderer host</title><body><div id="root"></div>
+    const fx = serviceFixture(engine, {
+      tls: CHAT_NAMES,
+      hosts: chatHost(),
+      host: async ({ hostPort, url }) => {
+        const config = { proxyUrl: url('chat.sandbox.test'), views: [exampleView('vanillajs'), exampleView('react')], firstTime: FIRST_TIME, secondTime: SECOND_TIME };
+        const bundle = await bundleRendererHost();
+        return startServer({
+          '/renderer': (req, res) => {
+            res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+            res.end(`<!doctype html><title>AppRenderer host</title><body><div id="root"></div>
 <script>window.HOST_CONFIG = ${JSON.stringify(config).replaceAll('</', '<\\/')};</script>
 <script type="module" src="/renderer-host.js"></script></body>`);
-        },
-        '/renderer-host.js': javascript(bundle),
-      }, hostPort);
-      browser = await launch(engine, { spki: [cert.spki] });
-    });
-
-    after(async () => {
-      await browser?.close();
-      await hostServer?.close();
-      assert.equal(await proxy?.stop(), 0);
+          },
+          '/renderer-host.js': javascript(bundle),
+        }, hostPort);
+      },
     });
 
     it('the new view replaces the old one and works; the old one is gone', { timeout: 60_000 }, async () => {
-      const page = await browser.newPage();
+      const page = await fx.browser.newPage();
       try {
-        await page.goto(`${hostOrigin}/renderer`);
+        await page.goto(`${fx.hostOrigin}/renderer`);
         // The frames showing `selector`, with its text.
         const showing = async (selector) => {
           const found = [];
@@ -69,7 +59,7 @@ for (const engine of selectedEngines()) {
         const host = await page.evaluate(() => window.host);
         assert.deepEqual(host.calls.map((c) => c.name), ['get-time']);
         assert.deepEqual(host.errors, []);
-        const proxyFrame = (await page.frames()).find((f) => f.url.startsWith(proxyUrl));
+        const proxyFrame = (await page.frames()).find((f) => f.url.startsWith(fx.url('chat.sandbox.test')));
         assert.equal(await proxyFrame.evaluate(() => document.querySelectorAll('iframe').length), 1, 'one view at a time');
       } catch (error) {
         error.message += `\nconsole:\n${page.console.join('\n')}`;

@@ -9,8 +9,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
-import { startTlsProxy, startServer, freePort, html, RAW_HOST, ROOT, view, report } from './harness.mjs';
-import { launch, selectedEngines, consoleKnown, until } from './engines.mjs';
+import { serviceFixture, startTlsProxy, freePort, ROOT, view, report } from './harness.mjs';
+import { selectedEngines, consoleKnown, until } from './engines.mjs';
 import { signPolicyUrl, cspParameter } from '../../signer/policy-url.mjs';
 
 const KEY = '5e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f';
@@ -136,34 +136,29 @@ const TO_WIDER = `(href) => { const u = new URL(href); u.search = '?csp=' + enco
 const TO_ITSELF = "(href) => { const u = new URL(href); u.searchParams.set('again', '1'); return u.href; }";
 
 for (const engine of selectedEngines()) describe(`policies bound to the host (${engine})`, () => {
-  let browser, hostOrigin, unsigned, signed, servers = [];
-
-  before(async () => {
-    const [hostPort, unsignedPort, signedPort] = [await freePort(), await freePort(), await freePort()];
-    hostOrigin = `http://host.localhost:${hostPort}`;
-    unsigned = await startTlsProxy({ hostOrigin, port: unsignedPort });
-    signed = await startTlsProxy({ hostOrigin, port: signedPort, hostKeys: `policy_keys = ["${KEY}"]` });
-    unsigned.url = `https://chat.sandbox.test:${unsignedPort}/sandbox.html`;
-    signed.url = `https://chat.sandbox.test:${signedPort}/sandbox.html`;
-    servers.push(await startServer({ '/raw': html(RAW_HOST) }, hostPort));
-    browser = await launch(engine, { spki: [unsigned.cert.spki, signed.cert.spki] });
+  // One service, two host entries for the same host page: one signs its policies, one does not.
+  const fx = serviceFixture(engine, {
+    tls: ['unsigned.sandbox.test', 'signed.sandbox.test'],
+    hosts: ({ hostOrigin, port }) => `[[hosts]]
+origin = "${hostOrigin}"
+sandbox = "unsigned.sandbox.test:${port}"
+[[hosts]]
+origin = "${hostOrigin}"
+sandbox = "signed.sandbox.test:${port}"
+policy_keys = ["${KEY}"]
+`,
   });
-
-  after(async () => {
-    await browser?.close();
-    for (const server of servers) await server.close();
-    assert.equal(await unsigned.proxy?.stop(), 0);
-    assert.equal(await signed.proxy?.stop(), 0);
-  });
+  const unsignedUrl = () => fx.url('unsigned.sandbox.test');
+  const signedUrl = () => fx.url('signed.sandbox.test');
 
   /** A fresh host page with the proxy at `proxyUrl` mounted; closed after `t`. */
   async function hostPage(t, proxyUrl) {
-    const page = await browser.newPage();
+    const page = await fx.browser.newPage();
     t.after(async () => {
       if (t.error !== undefined) console.log(`console of ${t.name}:\n${page.console.join('\n')}`);
       await page.close();
     });
-    await page.goto(`${hostOrigin}/raw`);
+    await page.goto(`${fx.hostOrigin}/raw`);
     await page.evaluate((o) => window.mountProxy(o), { proxyUrl });
     return page;
   }
@@ -172,7 +167,7 @@ for (const engine of selectedEngines()) describe(`policies bound to the host (${
     (m) => m.data && m.data.method === 'ui/notifications/sandbox-proxy-ready').length);
 
   it('without policy_keys a same-origin view chooses its own policy (as SECURITY.md says)', T, async (t) => {
-    const page = await hostPage(t, unsigned.url);
+    const page = await hostPage(t, unsignedUrl());
     await page.evaluate((h) => window.sendResource({ html: h }), plantingView(TO_WIDER));
     await report(page, 'navigating');
     const applied = await report(page, 'planted-policy');
@@ -182,7 +177,7 @@ for (const engine of selectedEngines()) describe(`policies bound to the host (${
 
   for (const [name, target] of [['a wider unsigned ?csp=', TO_WIDER], ['its own signed URL', TO_ITSELF]]) {
     it(`with policy_keys a view navigating its page to ${name} mounts nothing it planted`, T, async (t) => {
-      const page = await hostPage(t, await signPolicyUrl(signed.url, DECLARED, { key: KEY }));
+      const page = await hostPage(t, await signPolicyUrl(signedUrl(), DECLARED, { key: KEY }));
       await page.evaluate((h) => window.sendResource({ html: h }), plantingView(target));
       await report(page, 'navigating');
       // The new page says it is ready, as any page the host did not get a resource from yet.
@@ -190,7 +185,7 @@ for (const engine of selectedEngines()) describe(`policies bound to the host (${
       await sleep(300);
       const reported = await page.evaluate(() => window.received.filter((m) => m.data.method === 'test/report').map((m) => m.data.params.key));
       assert.ok(!reported.includes('planted-policy'), 'the planted resource was not mounted');
-      const frame = await until(async () => (await page.frames()).find((f) => f.url.startsWith(signed.url)), 'the proxy frame');
+      const frame = await until(async () => (await page.frames()).find((f) => f.url.startsWith(signedUrl())), 'the proxy frame');
       const state = await frame.evaluate(() => ({
         views: document.querySelectorAll('iframe').length,
         config: JSON.parse(document.getElementById('sandbox-config').textContent),
@@ -209,13 +204,13 @@ for (const engine of selectedEngines()) describe(`policies bound to the host (${
   }
 
   it('an expired signature: the default policy, the relay says why, and never reloads', T, async (t) => {
-    const expired = await signPolicyUrl(signed.url, DECLARED, { key: KEY, expiresIn: -60 });
+    const expired = await signPolicyUrl(signedUrl(), DECLARED, { key: KEY, expiresIn: -60 });
     const page = await hostPage(t, expired);
     // The host sends the csp in sandbox-resource-ready too: a relay that reloaded for it would
     // say ready again on its new page.
     await page.evaluate((o) => window.sendResource({ html: o.html, csp: o.csp }), { html: view("report('mounted', true)"), csp: WIDER });
     assert.equal(await report(page, 'mounted'), true);
-    const frame = await until(async () => (await page.frames()).find((f) => f.url.startsWith(signed.url)), 'the proxy frame');
+    const frame = await until(async () => (await page.frames()).find((f) => f.url.startsWith(signedUrl())), 'the proxy frame');
     const href = await frame.evaluate(() => location.href);
     assert.equal(new URL(href).searchParams.get('signature'), new URL(expired).searchParams.get('signature'));
     assert.ok(!href.includes('upgrade='), 'the page did not reload');

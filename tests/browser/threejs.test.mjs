@@ -2,12 +2,12 @@
 // `new Function`: it draws only on a host entry with view_opt_ins = ["unsafe-eval"]. Without the
 // opt-in, the host receives the CSP violation and the relay names the opt-in in the console.
 // The real AppBridge host, each browser engine.
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startProxy, startSdkHost, freePort, ROOT } from './harness.mjs';
-import { launch, selectedEngines, until, hookConsole, collectHooked } from './engines.mjs';
+import { serviceFixture, startSdkHost, ROOT } from './harness.mjs';
+import { selectedEngines, until, hookConsole, collectHooked } from './engines.mjs';
 
 const THREEJS_VIEW = readFileSync(join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-threejs', 'dist', 'mcp-app.html'), 'utf8');
 
@@ -17,42 +17,30 @@ const THREEJS_VIEW = readFileSync(join(ROOT, 'node_modules', '@modelcontextproto
 // reported on the proxy page's document) has no test of its own until this runs there again.
 for (const engine of selectedEngines().filter((e) => e !== 'webkit')) {
   describe(`the three.js example view (${engine})`, () => {
-    let browser, proxy, hostServer, hostOrigin, port;
-
-    before(async () => {
-      const hostPort = await freePort();
-      port = await freePort();
-      hostOrigin = `http://host.localhost:${hostPort}`;
-      proxy = await startProxy(`listen = "127.0.0.1:${port}"
-[[hosts]]
+    const fx = serviceFixture(engine, {
+      hosts: ({ hostOrigin, port }) => `[[hosts]]
 origin = "${hostOrigin}"
 sandbox = "eval.sandbox.test:${port}"
 view_opt_ins = ["unsafe-eval"]
 [[hosts]]
 origin = "${hostOrigin}"
 sandbox = "strict.sandbox.test:${port}"
-`);
-      hostServer = await startSdkHost(hostPort);
-      browser = await launch(engine, { webgl: true });
-    });
-
-    after(async () => {
-      await browser?.close();
-      await hostServer?.close();
-      assert.equal(await proxy?.stop(), 0);
+`,
+      host: ({ hostPort }) => startSdkHost(hostPort),
+      launchOptions: { webgl: true },
     });
 
     /** The SDK host showing the three.js view through `sandbox`; the page and the view's frame. */
     async function show(t, sandbox) {
-      const proxyUrl = `http://${sandbox}:${port}/sandbox.html`;
+      const proxyUrl = `http://${sandbox}:${fx.port}/sandbox.html`;
       const config = { proxyUrl, viewHtml: THREEJS_VIEW, firstTime: 'first', secondTime: 'second', holdResource: true };
-      const path = hostServer.page(sandbox, config);
-      const page = await browser.newPage();
+      const path = fx.hostServer.page(sandbox, config);
+      const page = await fx.browser.newPage();
       t.after(async () => {
         if (t.passed === false) t.diagnostic(page.console.join('\n'));
         await page.close();
       });
-      await page.goto(`${hostOrigin}${path}`);
+      await page.goto(`${fx.hostOrigin}${path}`);
       // The relay's console is hooked before the view is sent: the view evaluates code as it
       // loads (its schema library probes for eval), not only when it draws.
       const proxyFrame = await until(async () => (await page.frames()).find((f) => f.url.startsWith(proxyUrl)),

@@ -5,10 +5,10 @@
 // one; without it, such messages are dropped. Two wires: {type: 'tool_call', requestId, …} /
 // {type: 'tool_result', …}, and mcp-ui style types ('mcp-ui:ready', 'mcp-ui:height'), plus bare
 // strings and structured-clone values (a Date, bytes). Each browser engine.
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startProxy, startServer, freePort, html, RAW_HOST } from './harness.mjs';
-import { launch, selectedEngines, until } from './engines.mjs';
+import { serviceFixture } from './harness.mjs';
+import { selectedEngines, until } from './engines.mjs';
 
 // The view's side of the wire: announce itself, ask for a tool, and echo whatever it is sent.
 const WIRE_VIEW = `<!doctype html><body><script>
@@ -42,40 +42,26 @@ parent.postMessage({ type: 'tool_call', requestId: 'r1', name: 'get_weather', ar
 
 for (const engine of selectedEngines()) {
   describe(`hosts with their own message wire (${engine})`, () => {
-    let browser, proxy, hostServer, hostOrigin, port;
-
-    before(async () => {
-      const hostPort = await freePort();
-      port = await freePort();
-      hostOrigin = `http://host.localhost:${hostPort}`;
-      proxy = await startProxy(`listen = "127.0.0.1:${port}"
-[[hosts]]
+    const fx = serviceFixture(engine, {
+      hosts: ({ hostOrigin, port }) => `[[hosts]]
 origin = "${hostOrigin}"
 sandbox = "any.sandbox.test:${port}"
 relay_messages = "any"
 [[hosts]]
 origin = "${hostOrigin}"
 sandbox = "spec.sandbox.test:${port}"
-`);
-      hostServer = await startServer({ '/raw': html(RAW_HOST) }, hostPort);
-      browser = await launch(engine);
-    });
-
-    after(async () => {
-      await browser?.close();
-      await hostServer?.close();
-      assert.equal(await proxy?.stop(), 0);
+`,
     });
 
     /** The raw host with the proxy at `sandbox` and WIRE_VIEW mounted in it. */
     async function mounted(t, sandbox) {
-      const page = await browser.newPage();
+      const page = await fx.browser.newPage();
       t.after(async () => {
         if (t.passed === false) t.diagnostic(page.console.join('\n'));
         await page.close();
       });
-      await page.goto(`${hostOrigin}/raw`);
-      await page.evaluate((o) => window.mountProxy(o), { proxyUrl: `http://${sandbox}:${port}/sandbox.html` });
+      await page.goto(`${fx.hostOrigin}/raw`);
+      await page.evaluate((o) => window.mountProxy(o), { proxyUrl: `http://${sandbox}:${fx.port}/sandbox.html` });
       // Sent before the view exists: held until it speaks, as JSON-RPC would be.
       await page.evaluate(() => window.toProxy({ type: 'early', n: 1 }));
       await page.evaluate((h) => window.sendResource({ html: h }), WIRE_VIEW);
@@ -105,7 +91,7 @@ sandbox = "spec.sandbox.test:${port}"
             && clone.bytes instanceof Uint8Array && clone.bytes.join() === '1,2,3',
         };
       });
-      assert.deepEqual(seen.origins, [`http://any.sandbox.test:${port}`]);
+      assert.deepEqual(seen.origins, [`http://any.sandbox.test:${fx.port}`]);
       assert.deepEqual(seen.fromView, [
         { jsonrpc: '2.0', method: 'ui/notifications/sandbox-proxy-ready', params: {} },
         { type: 'mcp-ui:ready' },
@@ -126,7 +112,7 @@ sandbox = "spec.sandbox.test:${port}"
       const page = await mounted(t, 'spec.sandbox.test');
       await page.evaluate(() => window.toProxy({ type: 'tool_result', requestId: 'r1' }));
       // The view has run (its document is complete, its messages posted) before anything is judged.
-      const proxyFrame = (await page.frames()).find((f) => f.url.startsWith(`http://spec.sandbox.test:${port}`));
+      const proxyFrame = (await page.frames()).find((f) => f.url.startsWith(`http://spec.sandbox.test:${fx.port}`));
       await until(() => proxyFrame.evaluate(() => document.querySelector('iframe')?.contentDocument?.readyState === 'complete'),
         'the view is mounted and loaded');
       await new Promise((r) => setTimeout(r, 300));
