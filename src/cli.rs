@@ -274,6 +274,14 @@ fn check(path: &Path) -> ExitCode {
             host.origin, host.view_sandbox
         );
     }
+    for host in &config.hosts {
+        if let Some(default) = &host.view_sandbox_default {
+            println!(
+                "sandbox: views of {} get \"{default}\" when the host asks for no tokens (view_sandbox_default)",
+                host.origin
+            );
+        }
+    }
     // And whose policies only a signature of the host's backend widens.
     for host in &config.hosts {
         if let Some(keys) = &host.policy_keys {

@@ -56,14 +56,20 @@ pub enum OptIn {
     /// strings the view receives (tool input, fetched text) as code, so it stays the operator's
     /// choice.
     UnsafeEval,
+    /// `data:` in `script-src`: scripts and modules from `data:` URLs, as pdf.js's worker (in
+    /// `@modelcontextprotocol/server-pdf`) imports one. A view already runs any inline script
+    /// it carries, so a `data:` script adds little inside a cross-origin sandbox; but like eval
+    /// it runs code the view builds from strings it receives, so it stays the operator's choice.
+    ScriptData,
 }
 
 impl OptIn {
-    pub const ALL: [OptIn; 4] = [
+    pub const ALL: [OptIn; 5] = [
         OptIn::WorkerBlob,
         OptIn::BlobMedia,
         OptIn::WasmUnsafeEval,
         OptIn::UnsafeEval,
+        OptIn::ScriptData,
     ];
 
     /// What it adds to a view policy.
@@ -73,6 +79,7 @@ impl OptIn {
             OptIn::BlobMedia => "blob: in img-src and media-src",
             OptIn::WasmUnsafeEval => "'wasm-unsafe-eval' in script-src",
             OptIn::UnsafeEval => "'unsafe-eval' in script-src",
+            OptIn::ScriptData => "data: in script-src",
         }
     }
 
@@ -83,6 +90,7 @@ impl OptIn {
             OptIn::BlobMedia => "blob-media",
             OptIn::WasmUnsafeEval => "wasm-unsafe-eval",
             OptIn::UnsafeEval => "unsafe-eval",
+            OptIn::ScriptData => "script-data",
         }
     }
 }
@@ -498,6 +506,11 @@ fn template(d: &Domains, opt_ins: &OptIns, spec_default: bool) -> String {
     } else {
         ""
     };
+    let data = if opt_ins.has(OptIn::ScriptData) {
+        "data:"
+    } else {
+        ""
+    };
     let blob = if opt_ins.has(OptIn::BlobMedia) {
         "blob:"
     } else {
@@ -509,7 +522,7 @@ fn template(d: &Domains, opt_ins: &OptIns, spec_default: bool) -> String {
         directive("default-src", &["'none'"], &none, "");
         directive(
             "script-src",
-            &["'self'", "'unsafe-inline'", eval, wasm],
+            &["'self'", "'unsafe-inline'", eval, wasm, data],
             &none,
             "",
         );
@@ -528,7 +541,7 @@ fn template(d: &Domains, opt_ins: &OptIns, spec_default: bool) -> String {
     directive("default-src", &["'none'"], &none, "");
     directive(
         "script-src",
-        &["'self'", "'unsafe-inline'", eval, wasm],
+        &["'self'", "'unsafe-inline'", eval, wasm, data],
         &d.resource,
         "",
     );

@@ -37,6 +37,7 @@ mod metrics;
 mod minify;
 mod origin;
 mod page;
+mod page_paths;
 mod reload;
 mod routing;
 mod sandbox;
@@ -56,6 +57,7 @@ pub use csp::{
     ViewPolicy, policy_for_query,
 };
 pub use metrics::Metrics;
+pub use page_paths::{PagePath, PagePaths};
 pub use sandbox::{SandboxToken, ViewSandbox};
 pub use server::{ServeError, Server};
 pub use service::{EMBEDDER_PARAMETER, PolicyVerdict, Service, Transport, UPGRADE_PARAMETER};

@@ -68,6 +68,8 @@ pub(crate) struct RelaySettings<'a> {
     pub(crate) messages: RelayMessages,
     /// The sandbox tokens a view may get: the page's header holds no more.
     pub(crate) view_sandbox: &'a ViewSandbox,
+    /// The tokens a view gets when the host asks for none; `None`: the spec's default.
+    pub(crate) view_sandbox_default: Option<&'a ViewSandbox>,
     /// The host signs its policies: the relay never asks for another one itself.
     pub(crate) signed_policies: bool,
     /// Why this page's `?csp=` got the default policy instead, for the relay to say.
@@ -100,6 +102,9 @@ fn page_config(host: &Origin, policy: &ViewPolicy, relay: &RelaySettings<'_>) ->
         "upgradeParameter": UPGRADE_PARAMETER,
         "messages": relay.messages.name(),
         "viewSandbox": relay.view_sandbox.iter().map(SandboxToken::name).collect::<Vec<_>>(),
+        "viewSandboxDefault": relay
+            .view_sandbox_default
+            .map(|tokens| tokens.iter().map(SandboxToken::name).collect::<Vec<_>>()),
         "signedPolicies": relay.signed_policies,
         "policyRefused": relay.policy_refused,
     })

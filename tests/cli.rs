@@ -502,3 +502,22 @@ fn a_policy_key_from_the_environment_signs_and_is_never_shown() {
         "{stderr}"
     );
 }
+
+#[test]
+fn check_shows_a_host_s_default_view_sandbox() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(
+        dir.path(),
+        "listen = \"127.0.0.1:8443\"\n[[hosts]]\norigin = \"https://chat.example.com\"\nsandbox = \"chat.sandbox.test\"\n\
+         view_sandbox_default = [\"allow-scripts\", \"allow-forms\"]\n",
+    );
+    let out = run(&["check", "--config", &config]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains(
+            "sandbox: views of https://chat.example.com get \"allow-forms allow-scripts\" when the host asks for no tokens (view_sandbox_default)\n"
+        ),
+        "{}",
+        text(&out.stdout)
+    );
+}

@@ -266,7 +266,7 @@ fn unknown_keys_are_errors_with_the_near_miss() {
         host("https://a.example.com", "s.example.net")
     );
     assert!(errors(&text)[0].contains(
-        "(known keys: origin, sandbox, per_server_subdomains, cache_max_age, view_opt_ins, relay_messages, view_sandbox, policy_keys)"
+        "(known keys: origin, sandbox, per_server_subdomains, cache_max_age, view_opt_ins, relay_messages, view_sandbox, view_sandbox_default, policy_keys, page_paths)"
     ));
 }
 
@@ -532,7 +532,7 @@ fn view_opt_ins_are_off_by_default_and_only_known_names_are_taken() {
     for (value, message) in [
         (
             "[\"worker-blob\", \"unsafe-eval-please\"]",
-            "c.toml:5: hosts[0].view_opt_ins[1] \"unsafe-eval-please\" is not a view opt-in (known: worker-blob, blob-media, wasm-unsafe-eval, unsafe-eval)",
+            "c.toml:5: hosts[0].view_opt_ins[1] \"unsafe-eval-please\" is not a view opt-in (known: worker-blob, blob-media, wasm-unsafe-eval, unsafe-eval, script-data)",
         ),
         (
             "[1]",
@@ -933,4 +933,63 @@ fn values_keys_and_file_names_are_shown_with_control_characters_escaped() {
         );
     }
     assert!(errors[0].contains("\\nok: 9 hosts\\u{1b}[2J"), "{errors:?}");
+}
+
+#[test]
+fn page_paths_are_plain_paths_each_once() {
+    let base = host("https://chat.example.com", "chat.sandbox.test");
+    let cases = [
+        ("[]", "hosts[0].page_paths must hold a path"),
+        ("\"/\"", "hosts[0].page_paths must be a list of paths"),
+        ("[\"/a\", \"/a\"]", "hosts[0].page_paths names \"/a\" twice"),
+        (
+            "[\"sandbox\"]",
+            "hosts[0].page_paths[0] \"sandbox\" does not start with \"/\"",
+        ),
+        ("[\"/a?b\"]", "hosts[0].page_paths[0] \"/a?b\" holds '?'"),
+        (
+            "[\"/a/../b\"]",
+            "hosts[0].page_paths[0] \"/a/../b\" has an empty, \".\" or \"..\" segment",
+        ),
+        (
+            "[\"/ok\", 7]",
+            "hosts[0].page_paths[1] must be a string, not integer",
+        ),
+    ];
+    for (value, expected) in cases {
+        let found = errors(&format!("{base}page_paths = {value}\n"));
+        assert_eq!(found.len(), 1, "{value}: {found:?}");
+        assert!(found[0].contains(expected), "{value}: {found:?}");
+    }
+}
+
+#[test]
+fn view_sandbox_default_is_within_the_ceiling() {
+    use mcp_sandbox_proxy::{SandboxToken, ViewSandbox};
+    let base = host("https://chat.example.com", "chat.sandbox.test");
+    let parsed = Config::parse(
+        "c.toml",
+        &format!("{base}view_sandbox_default = [\"allow-scripts\", \"allow-forms\"]\n"),
+        Path::new("/"),
+    )
+    .unwrap()
+    .config;
+    assert_eq!(
+        parsed.hosts[0].view_sandbox_default,
+        Some(ViewSandbox::new([SandboxToken::Scripts, SandboxToken::Forms]).unwrap())
+    );
+    let outside = errors(&format!(
+        "{base}view_sandbox = [\"allow-scripts\"]\nview_sandbox_default = [\"allow-scripts\", \"allow-popups\"]\n"
+    ));
+    assert_eq!(
+        outside,
+        [
+            "c.toml:6: hosts[0].view_sandbox_default holds allow-popups, which view_sandbox (\"allow-scripts\") does not allow: a default is within the ceiling"
+        ]
+    );
+    let no_scripts = errors(&format!("{base}view_sandbox_default = [\"allow-forms\"]\n"));
+    assert!(
+        no_scripts[0].contains("hosts[0].view_sandbox_default"),
+        "{no_scripts:?}"
+    );
 }

@@ -298,7 +298,7 @@ fn each_opt_in_adds_exactly_its_sources_and_nothing_without_one() {
     assert_eq!(
         ViewPolicy::from_declared(&declared, &all).header(),
         "default-src 'none'; \
-         script-src 'self' 'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval' https://cdn.example.com; \
+         script-src 'self' 'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval' data: https://cdn.example.com; \
          style-src 'self' 'unsafe-inline' https://cdn.example.com; \
          connect-src 'self'; \
          img-src 'self' data: blob: https://cdn.example.com; \
@@ -309,7 +309,7 @@ fn each_opt_in_adds_exactly_its_sources_and_nothing_without_one() {
     );
     assert_eq!(
         policy_for_query(None, 16384, &all).unwrap().header(),
-        "default-src 'none'; script-src 'self' 'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval'; \
+        "default-src 'none'; script-src 'self' 'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval' data:; \
          style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; \
          media-src 'self' data: blob:; worker-src 'self' blob:; connect-src 'none'; \
          object-src 'none'; frame-src 'none'; base-uri 'self'"
@@ -328,9 +328,27 @@ fn each_opt_in_adds_exactly_its_sources_and_nothing_without_one() {
             OptIn::BlobMedia => &["blob:", "blob:"],
             OptIn::WasmUnsafeEval => &["'wasm-unsafe-eval'"],
             OptIn::UnsafeEval => &["'unsafe-eval'"],
+            // `data:` is in img-src and media-src already: it is new in script-src only.
+            OptIn::ScriptData => &[],
         };
         assert_eq!(added, expected, "{}", opt_in.name());
     }
+    let script_src = |opt_ins: &OptIns| {
+        let policy = ViewPolicy::from_declared(&declared, opt_ins);
+        let directive = policy
+            .header()
+            .split("; ")
+            .find(|d| d.starts_with("script-src "))
+            .map(str::to_owned);
+        directive.unwrap_or_default()
+    };
+    assert!(script_src(&OptIns::new([OptIn::ScriptData])).contains(" data:"));
+    assert!(
+        !script_src(&OptIns::new(
+            OptIn::ALL.into_iter().filter(|o| *o != OptIn::ScriptData)
+        ))
+        .contains("data:")
+    );
     // Without the eval opt-in, `eval` is never in a policy, whatever else is on.
     let all_but_eval = OptIns::new(OptIn::ALL.into_iter().filter(|o| *o != OptIn::UnsafeEval));
     assert!(

@@ -11,6 +11,7 @@ function mount(params, reloads) {
     console.error('[sandbox] sandbox-resource-ready without params.html: nothing to mount');
     return;
   }
+  params = resourceParams(params);
   if (upgrading) {
     // This page is already on its way to a reload for an earlier resource, which no engine
     // reliably lets it cancel: this resource takes that one's place in the kept copy, and

@@ -7,7 +7,9 @@
 
 function sandboxTokens(override) {
   if (override === undefined || override === null) {
-    return DEFAULT_SANDBOX.filter(function (token) { return viewSandbox.indexOf(token) !== -1; });
+    // The operator's per-host default (view_sandbox_default), or the spec's; within the ceiling.
+    var fallback = Array.isArray(config.viewSandboxDefault) ? config.viewSandboxDefault : DEFAULT_SANDBOX;
+    return fallback.filter(function (token) { return viewSandbox.indexOf(token) !== -1; });
   }
   if (typeof override !== 'string') {
     // A malformed override must not fall back to the wider default.

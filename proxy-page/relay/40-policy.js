@@ -63,9 +63,13 @@ function missingDomains(requested) {
 // docs/configuration.md). Name the one that would, once per view, rather than leave the
 // developer with the browser's bare "refused to evaluate".
 var OPT_IN_HINTS = [
-  { blocked: 'eval', opt: 'unsafe-eval', what: 'eval or new Function' },
+  // Many libraries only probe for eval and work without it (zod 4 tries new Function('') in
+  // every ext-apps example view): a refusal is not a need, and is said as a note.
+  { blocked: 'eval', opt: 'unsafe-eval', what: 'eval or new Function', probed: true },
   { blocked: 'wasm-eval', opt: 'wasm-unsafe-eval', what: 'WebAssembly compilation' },
-  { blocked: 'blob', directive: 'worker-src', opt: 'worker-blob', what: 'a worker from a blob: URL' },
+  { blocked: 'blob', directive: 'worker-src', opt: 'worker-blob', what: 'a worker from a blob: URL',
+    also: ' A worker that imports a data: module (pdf.js\'s does) also needs "script-data".' },
+  { blocked: 'data', directive: 'script-src', opt: 'script-data', what: 'a script from a data: URL' },
   { blocked: 'blob', directive: 'img-src', opt: 'blob-media', what: 'a blob: image' },
   { blocked: 'blob', directive: 'media-src', opt: 'blob-media', what: 'blob: media' }
 ];
@@ -73,10 +77,19 @@ var OPT_IN_HINTS = [
 function hintAtOptIn(directive, blockedURI) {
   var blocked = String(blockedURI || '').replace(/:.*$/, '');
   OPT_IN_HINTS.forEach(function (hint) {
-    if (hint.blocked !== blocked || (hint.directive && hint.directive !== directive) || hinted[hint.opt]) return;
+    // A directive by its family: script-src-elem is script-src's for a script element.
+    var family = String(directive || '').replace(/-(elem|attr)$/, '');
+    if (hint.blocked !== blocked || (hint.directive && hint.directive !== family) || hinted[hint.opt]) return;
     hinted[hint.opt] = true;
-    console.warn('[sandbox] the view\'s policy refused ' + hint.what + ' (' + directive + '). The ' +
-      'operator can allow it for this host: view_opt_ins = ["' + hint.opt + '"] ' +
-      '(see "View opt-ins" in docs/configuration.md).');
+    var allow = 'the operator can allow it for this host: view_opt_ins = ["' + hint.opt + '"] ' +
+      '(see "View opt-ins" in docs/configuration.md).';
+    if (hint.probed) {
+      console.info('[sandbox] the view\'s policy refused ' + hint.what + ' (' + directive + '). Libraries ' +
+        'often only probe for it and work without it (zod 4 does): if the view works, nothing is ' +
+        'needed. If it fails for want of it, ' + allow);
+      return;
+    }
+    console.warn('[sandbox] the view\'s policy refused ' + hint.what + ' (' + directive + '). The ' + allow +
+      (hint.also || ''));
   });
 }

@@ -8,6 +8,7 @@ use toml::de::DeValue;
 
 use crate::csp::{OptIn, OptIns};
 use crate::origin::{Embedder, SandboxName};
+use crate::page_paths::PagePaths;
 use crate::sandbox::ViewSandbox;
 use crate::signing::PolicyKeys;
 
@@ -66,7 +67,9 @@ impl<'a> Walker<'a> {
                 "view_opt_ins",
                 "relay_messages",
                 "view_sandbox",
+                "view_sandbox_default",
                 "policy_keys",
+                "page_paths",
             ],
         );
         let cache_max_age = match table.get("cache_max_age") {
@@ -99,9 +102,20 @@ impl<'a> Walker<'a> {
             None => Some(ViewSandbox::default()),
             Some(v) => self.view_sandbox(v, &join(&prefix, "view_sandbox")),
         };
+        let view_sandbox_default = match table.get("view_sandbox_default") {
+            None => Some(None),
+            Some(v) => {
+                let key = join(&prefix, "view_sandbox_default");
+                self.view_sandbox_default(v, &key, view_sandbox.as_ref())
+            }
+        };
         let policy_keys = match table.get("policy_keys") {
             None => Some(None),
             Some(v) => self.policy_keys(v, &join(&prefix, "policy_keys")).map(Some),
+        };
+        let page_paths = match table.get("page_paths") {
+            None => Some(PagePaths::default()),
+            Some(v) => self.page_paths(v, &join(&prefix, "page_paths")),
         };
         Some(HostEntry {
             origin: origin?,
@@ -111,7 +125,9 @@ impl<'a> Walker<'a> {
             view_opt_ins: view_opt_ins?,
             relay_messages: relay_messages?,
             view_sandbox: view_sandbox?,
+            view_sandbox_default: view_sandbox_default?,
             policy_keys: policy_keys?,
+            page_paths: page_paths?,
         })
     }
 
@@ -140,6 +156,38 @@ impl<'a> Walker<'a> {
     pub(super) fn view_sandbox(&mut self, value: &Value<'_>, key: &str) -> Option<ViewSandbox> {
         let what = "sandbox tokens, like [\"allow-scripts\", \"allow-forms\"]";
         self.names_into(value, key, what, ViewSandbox::new)
+    }
+
+    /// The tokens a host's views get when the host asks for none: sandbox tokens as for
+    /// `view_sandbox`, each one `view_sandbox` allows (`ceiling`, when it is valid).
+    pub(super) fn view_sandbox_default(
+        &mut self,
+        value: &Value<'_>,
+        key: &str,
+        ceiling: Option<&ViewSandbox>,
+    ) -> Option<Option<ViewSandbox>> {
+        let default = self.view_sandbox(value, key)?;
+        let ceiling = ceiling?;
+        let outside: Vec<&str> = default
+            .iter()
+            .filter(|token| !ceiling.has(*token))
+            .map(|token| token.name())
+            .collect();
+        if outside.is_empty() {
+            return Some(Some(default));
+        }
+        let message = format!(
+            "holds {}, which view_sandbox (\"{ceiling}\") does not allow: a default is within the ceiling",
+            outside.join(", ")
+        );
+        self.error_at(value, key, message);
+        None
+    }
+
+    /// The paths a host's page answers on: a short list, each a plain path.
+    pub(super) fn page_paths(&mut self, value: &Value<'_>, key: &str) -> Option<PagePaths> {
+        let what = "paths, like [\"/\", \"/sandbox.html\"]";
+        self.names_into(value, key, what, PagePaths::new)
     }
 
     /// A host's signing keys: one or two, each `env:NAME` or hex.

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use crate::csp::OptIns;
 use crate::origin::{Embedder, SandboxName};
+use crate::page_paths::PagePaths;
 use crate::sandbox::ViewSandbox;
 use crate::signing::PolicyKeys;
 
@@ -91,8 +92,13 @@ pub struct HostEntry {
     pub relay_messages: RelayMessages,
     /// The sandbox tokens this host's views may ever get (`view_sandbox`).
     pub view_sandbox: ViewSandbox,
+    /// The tokens a view gets when the host asks for none (`view_sandbox_default`), within
+    /// `view_sandbox`; `None`: the spec's default, cut to `view_sandbox`.
+    pub view_sandbox_default: Option<ViewSandbox>,
     /// The keys a `?csp=` must be signed with (`policy_keys`); `None`: policies are unsigned.
     pub policy_keys: Option<PolicyKeys>,
+    /// The paths the page answers on (`page_paths`).
+    pub page_paths: PagePaths,
 }
 
 /// Which messages the relay forwards between a host and its view.

@@ -24,6 +24,7 @@ use crate::limits::{MAX_FIELDS, REFUSAL_FIELD, REQUEST_LINE_SLACK, Refusal};
 use crate::metrics::{HostCounters, Metrics};
 use crate::origin::{Embedder, split_host_port};
 use crate::page::PageTemplate;
+use crate::page_paths::PagePaths;
 use crate::routing::{Routes, lower_case, route_key};
 use crate::sandbox::ViewSandbox;
 
@@ -51,8 +52,12 @@ struct Host {
     relay_messages: RelayMessages,
     /// The tokens this host's views may get, and so the page's own `sandbox` policy.
     view_sandbox: ViewSandbox,
+    /// The tokens a view gets when the host asks for none, if the operator chose them.
+    view_sandbox_default: Option<ViewSandbox>,
     /// For a host that signs its policies: its keys, and the name its signatures cover.
     signing: Option<Signing>,
+    /// The paths the page answers on.
+    page_paths: PagePaths,
 }
 
 /// What the connection a request arrived on says about it.
@@ -261,11 +266,9 @@ impl Service {
 
     fn answer_host<B>(&self, req: &Request<B>, index: usize) -> Response<Body> {
         let host = &self.hosts[index];
-        if !matches!(req.uri().path(), "/" | "/sandbox.html") {
-            return error(
-                StatusCode::NOT_FOUND,
-                "not found: the proxy page is / or /sandbox.html",
-            );
+        if !host.page_paths.contains(req.uri().path()) {
+            let reason = format!("not found: the proxy page is at {}", host.page_paths);
+            return error(StatusCode::NOT_FOUND, &reason);
         }
         let head = match *req.method() {
             Method::GET => false,
@@ -357,6 +360,8 @@ impl Host {
             opt_ins: entry.view_opt_ins.clone(),
             relay_messages: entry.relay_messages,
             view_sandbox: entry.view_sandbox.clone(),
+            view_sandbox_default: entry.view_sandbox_default.clone(),
+            page_paths: entry.page_paths.clone(),
             signing: entry.policy_keys.clone().map(|keys| Signing {
                 keys,
                 sandbox: entry.sandbox.authority(default_port),

@@ -131,6 +131,7 @@ impl Service {
             max_query_bytes: self.max_query_bytes,
             messages: host.relay_messages,
             view_sandbox: &host.view_sandbox,
+            view_sandbox_default: host.view_sandbox_default.as_ref(),
             signed_policies: host.signing.is_some(),
             policy_refused: refused.as_deref(),
         };

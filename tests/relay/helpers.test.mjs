@@ -97,6 +97,14 @@ describe("the inner frame's sandbox and allow attribute", () => {
     assert.deepEqual([...wide.sandboxTokens(null)], ['allow-scripts', 'allow-same-origin', 'allow-forms']);
   });
 
+  it("the operator's per-host default stands for the spec's when the host asks for nothing", () => {
+    const config = pageConfig({ viewSandboxDefault: ['allow-forms', 'allow-scripts'] });
+    const { sandboxTokens } = loadRelay(['sandboxTokens'], { config });
+    assert.deepEqual([...sandboxTokens(undefined)], ['allow-forms', 'allow-scripts']);
+    assert.deepEqual([...sandboxTokens('allow-scripts allow-same-origin')], ['allow-scripts', 'allow-same-origin'],
+      'a host that asks still gets what it asks, within the ceiling');
+  });
+
   it('requested features are delegated (to * for an opaque view); the rest are denied', () => {
     const { allowAttribute } = loadRelay(['allowAttribute']);
     assert.equal(allowAttribute({ camera: {} }, false),

@@ -19,6 +19,7 @@ export function pageConfig(overrides = {}) {
     upgradeParameter: 'upgrade',
     messages: 'json-rpc',
     viewSandbox: ['allow-forms', 'allow-modals', 'allow-pointer-lock', 'allow-same-origin', 'allow-scripts'],
+    viewSandboxDefault: null,
     signedPolicies: false,
     policyRefused: null,
     ...overrides,

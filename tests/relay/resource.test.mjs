@@ -1,0 +1,111 @@
+// The payload shapes real hosts send in sandbox-resource-ready, read into the spec's: the AI
+// SDK's policy string and allow string, the Inspector's src, and what cannot be read.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadRelay } from './load.mjs';
+
+const plain = (value) => JSON.parse(JSON.stringify(value));
+
+describe('a csp policy string is read into the four lists, never wider', () => {
+  const { cspFromPolicy, logged } = loadRelay(['cspFromPolicy']);
+
+  it("the AI SDK's policy: each list from its directive, resources only where every resource directive has them", () => {
+    // As @ai-sdk/react 4.0 writes it (getMCPAppCSP), trailing spaces included.
+    const policy = "default-src 'none'; base-uri 'self'; form-action 'none'; " +
+      "script-src 'unsafe-inline' 'self' https://cdn.example.com; style-src 'unsafe-inline' 'self' https://cdn.example.com; " +
+      "connect-src 'self' https://api.example.com wss://live.example.com; img-src 'self' data: https://cdn.example.com https://img.example.com; " +
+      "font-src 'self' data: https://cdn.example.com; media-src 'self' data: https://cdn.example.com; frame-src 'self' ";
+    assert.deepEqual(plain(cspFromPolicy(policy)), {
+      connectDomains: ['https://api.example.com', 'wss://live.example.com'],
+      resourceDomains: ['https://cdn.example.com'],
+      frameDomains: [],
+      baseUriDomains: [],
+    });
+  });
+
+  it('keywords, nonces, hashes, bare schemes and * are dropped; CSP fallbacks apply; the first directive of a name wins', () => {
+    const policy = "default-src https://all.example.com 'self' *; connect-src https: * 'nonce-x' https://a.example.com; " +
+      "connect-src https://second.example.com; child-src https://frame.example.com; BASE-URI https://base.example.com";
+    assert.deepEqual(plain(cspFromPolicy(policy)), {
+      connectDomains: ['https://a.example.com'],
+      resourceDomains: ['https://all.example.com'],
+      frameDomains: ['https://frame.example.com'],
+      baseUriDomains: ['https://base.example.com'],
+    });
+  });
+
+  it('without a directive for a list, and without default-src, that list is empty (not "anything")', () => {
+    assert.deepEqual(plain(cspFromPolicy('script-src https://cdn.example.com')), {
+      connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [],
+    });
+  });
+
+  it('several policies all apply: a source must be in each', () => {
+    const read = cspFromPolicy('connect-src https://a.example.com https://b.example.com, connect-src https://b.example.com');
+    assert.deepEqual(plain(read.connectDomains), ['https://b.example.com']);
+  });
+
+  it('a string with no directive declares nothing, and says so', () => {
+    assert.equal(cspFromPolicy('   '), undefined);
+    assert.equal(cspFromPolicy('%% ; ;'), undefined);
+    assert.ok(logged.some((l) => l.includes('a string with no CSP directive')), logged.join('\n'));
+  });
+});
+
+describe('the resource params every host shape becomes', () => {
+  it("the spec's shape passes unchanged", () => {
+    const { resourceParams, logged } = loadRelay(['resourceParams']);
+    const params = { html: '<p>', sandbox: 'allow-scripts', csp: { connectDomains: ['https://a.example.com'] }, permissions: { camera: {} } };
+    assert.deepEqual(plain(resourceParams(params)), params);
+    assert.deepEqual(logged, []);
+  });
+
+  it("the AI SDK's shape: a policy string and an allow string become the spec's csp and permissions", () => {
+    const { resourceParams, logged } = loadRelay(['resourceParams']);
+    const read = resourceParams({
+      html: '<p>', sandbox: 'allow-scripts allow-forms',
+      csp: "default-src 'none'; connect-src 'self' https://api.example.com", allow: 'camera; clipboard-write',
+    });
+    assert.deepEqual(plain(read.csp.connectDomains), ['https://api.example.com']);
+    assert.deepEqual(plain(read.permissions), { camera: {}, clipboardWrite: {} });
+    assert.equal(read.sandbox, 'allow-scripts allow-forms');
+    assert.deepEqual(logged, []);
+  });
+
+  it('an allow string never overrides permissions, grants nothing for none, and names features it cannot give', () => {
+    const { resourceParams, logged } = loadRelay(['resourceParams']);
+    assert.deepEqual(plain(resourceParams({ html: '', permissions: { microphone: {} }, allow: 'camera' }).permissions), { microphone: {} });
+    assert.deepEqual(plain(resourceParams({ html: '', allow: "camera 'none'; geolocation *; usb" }).permissions), { geolocation: {} });
+    assert.ok(logged.some((l) => l.includes('params.allow asks for usb')), logged.join('\n'));
+  });
+
+  it("the Inspector's src is named with the fix; an unreadable csp is named and dropped", () => {
+    const { resourceParams, logged } = loadRelay(['resourceParams']);
+    const read = resourceParams({ html: '<p>', permissions: undefined, src: 'http://127.0.0.1:6278/app-document/ab', csp: 7 });
+    assert.equal(read.csp, undefined);
+    assert.ok(logged.some((l) => l.includes('params.src (http://127.0.0.1:6278/app-document/ab) is ignored')), logged.join('\n'));
+    assert.ok(logged.some((l) => l.includes('params.csp is a number')), logged.join('\n'));
+    resourceParams({ html: '', csp: ['https://a.example.com'] });
+    assert.ok(logged.some((l) => l.includes('params.csp is an array')));
+  });
+});
+
+describe('opt-in hints', () => {
+  it('a refused eval is a note that it may be a probe; other refusals are warnings', () => {
+    const { hintAtOptIn, logged } = loadRelay(['hintAtOptIn']);
+    hintAtOptIn('script-src', 'eval');
+    hintAtOptIn('script-src', 'eval');
+    hintAtOptIn('worker-src', 'blob');
+    assert.equal(logged.length, 2, 'each once per view');
+    assert.match(logged[0], /^info: .*only probe for it and work without it \(zod 4 does\)/);
+    assert.match(logged[1], /^warning: .*view_opt_ins = \["worker-blob"\].*also needs "script-data"/);
+  });
+
+  it('a refused data: script names script-data', () => {
+    const { hintAtOptIn, logged } = loadRelay(['hintAtOptIn']);
+    hintAtOptIn('script-src-elem', 'data');
+    hintAtOptIn('script-src', 'data');
+    assert.equal(logged.length, 1, 'script-src-elem is script-src, and each hint comes once');
+    assert.match(logged[0], /^warning: .*a script from a data: URL.*view_opt_ins = \["script-data"\]/);
+  });
+});
