@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use http::{Request, header};
 
-use crate::config::{Config, Loaded, RelayMessages};
+use crate::config::{Config, HostEntry, Loaded, RelayMessages, ViewPolicyOwner};
 use crate::sandbox::ViewSandbox;
 use crate::server::Server;
 use crate::service::{PolicyVerdict, Service};
@@ -244,54 +244,7 @@ fn check(path: &Path) -> ExitCode {
     for warning in &warnings {
         println!("warning: {warning}");
     }
-    // A security reviewer reads what widens a host's view policies here, not in the file only.
-    for host in config.hosts.iter().filter(|h| !h.view_opt_ins.is_empty()) {
-        println!(
-            "opt-in: views of {} also get {}",
-            host.origin,
-            host.view_opt_ins.describe()
-        );
-    }
-    for host in config
-        .hosts
-        .iter()
-        .filter(|h| h.relay_messages == RelayMessages::Any)
-    {
-        println!(
-            "opt-in: views of {} exchange any message with the host, not only JSON-RPC (relay_messages = \"any\")",
-            host.origin
-        );
-    }
-    // And what a host's views may do in their frames, where the operator changed it.
-    let default_sandbox = ViewSandbox::default();
-    for host in config
-        .hosts
-        .iter()
-        .filter(|h| h.view_sandbox != default_sandbox)
-    {
-        println!(
-            "sandbox: views of {} get at most \"{}\" (view_sandbox)",
-            host.origin, host.view_sandbox
-        );
-    }
-    for host in &config.hosts {
-        if let Some(default) = &host.view_sandbox_default {
-            println!(
-                "sandbox: views of {} get \"{default}\" when the host asks for no tokens (view_sandbox_default)",
-                host.origin
-            );
-        }
-    }
-    // And whose policies only a signature of the host's backend widens.
-    for host in &config.hosts {
-        if let Some(keys) = &host.policy_keys {
-            println!(
-                "signed: views of {} get more than the spec's default policy only from a URL the host signed ({} key(s), policy_keys)",
-                host.origin,
-                keys.len()
-            );
-        }
-    }
+    print_review(&config);
     if let Some(files) = &config.tls {
         let resolver = match tls::load_all(files, &tls::provider()) {
             Ok(resolver) => resolver,
@@ -333,6 +286,69 @@ fn check(path: &Path) -> ExitCode {
         }
     );
     ExitCode::SUCCESS
+}
+
+/// What a security reviewer reads in `check` rather than in the files only: what widens a
+/// host's view policies, what its views may do in their frames, and whose policies are signed.
+/// One kind of line after another, each for every host it applies to.
+fn print_review(config: &Config) {
+    let review: [fn(&HostEntry) -> Option<String>; 6] = [
+        |host| {
+            (!host.view_opt_ins.is_empty()).then(|| {
+                format!(
+                    "opt-in: views of {} also get {}",
+                    host.origin,
+                    host.view_opt_ins.describe()
+                )
+            })
+        },
+        |host| {
+            (host.relay_messages == RelayMessages::Any).then(|| {
+                format!(
+                    "opt-in: views of {} exchange any message with the host, not only JSON-RPC (relay_messages = \"any\")",
+                    host.origin
+                )
+            })
+        },
+        |host| {
+            (host.view_policy == ViewPolicyOwner::Host).then(|| {
+                format!(
+                    "opt-in: views of {} run under the policy the host writes into their HTML; the page's header holds only frame-ancestors and sandbox (view_policy = \"host\")",
+                    host.origin
+                )
+            })
+        },
+        |host| {
+            (host.view_sandbox != ViewSandbox::default()).then(|| {
+                format!(
+                    "sandbox: views of {} get at most \"{}\" (view_sandbox)",
+                    host.origin, host.view_sandbox
+                )
+            })
+        },
+        |host| {
+            host.view_sandbox_default.as_ref().map(|default| {
+                format!(
+                    "sandbox: views of {} get \"{default}\" when the host asks for no tokens (view_sandbox_default)",
+                    host.origin
+                )
+            })
+        },
+        |host| {
+            host.policy_keys.as_ref().map(|keys| {
+                format!(
+                    "signed: views of {} get more than the spec's default policy only from a URL the host signed ({} key(s), policy_keys)",
+                    host.origin,
+                    keys.len()
+                )
+            })
+        },
+    ];
+    for line_of in review {
+        for line in config.hosts.iter().filter_map(line_of) {
+            println!("{line}");
+        }
+    }
 }
 
 fn headers(args: &HeadersArgs) -> ExitCode {

@@ -51,6 +51,7 @@ pub use body::{Body, Unsent};
 pub use cli::Cli;
 pub use config::{
     Config, ConfigError, EMBEDDED_DEFAULT, HostEntry, Limits, Loaded, Problem, RelayMessages,
+    ViewPolicyOwner,
 };
 pub use csp::{
     DEFAULT_POLICY, Declared, DomainList, DropReason, HostSource, OptIn, OptIns, QueryError,

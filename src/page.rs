@@ -74,6 +74,8 @@ pub(crate) struct RelaySettings<'a> {
     pub(crate) signed_policies: bool,
     /// Why this page's `?csp=` got the default policy instead, for the relay to say.
     pub(crate) policy_refused: Option<&'a str>,
+    /// The host writes its views' policies (`view_policy = "host"`): the header has none.
+    pub(crate) host_policy: bool,
 }
 
 /// What the relay needs to know: whom to trust, what the header allows, and its settings.
@@ -107,6 +109,10 @@ fn page_config(host: &Origin, policy: &ViewPolicy, relay: &RelaySettings<'_>) ->
             .map(|tokens| tokens.iter().map(SandboxToken::name).collect::<Vec<_>>()),
         "signedPolicies": relay.signed_policies,
         "policyRefused": relay.policy_refused,
+        // For a host that writes its views' policies: whose it is, and the spec's default (with
+        // the host's opt-ins) for a view that came without one.
+        "viewPolicy": if relay.host_policy { "host" } else { "service" },
+        "defaultPolicy": relay.host_policy.then(|| policy.header()),
     })
 }
 

@@ -521,3 +521,19 @@ fn check_shows_a_host_s_default_view_sandbox() {
         text(&out.stdout)
     );
 }
+
+#[test]
+fn check_names_a_host_that_writes_its_views_policies() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(
+        dir.path(),
+        "listen = \"127.0.0.1:8443\"\n[[hosts]]\norigin = \"http://localhost:6274\"\nsandbox = \"inspector.sandbox.test\"\nview_policy = \"host\"\n",
+    );
+    let out = run(&["check", "--config", &config]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("opt-in: views of http://localhost:6274 run under the policy the host writes into their HTML; the page's header holds only frame-ancestors and sandbox (view_policy = \"host\")\n"),
+        "{}",
+        text(&out.stdout)
+    );
+}

@@ -266,7 +266,7 @@ fn unknown_keys_are_errors_with_the_near_miss() {
         host("https://a.example.com", "s.example.net")
     );
     assert!(errors(&text)[0].contains(
-        "(known keys: origin, sandbox, per_server_subdomains, cache_max_age, view_opt_ins, relay_messages, view_sandbox, view_sandbox_default, policy_keys, page_paths)"
+        "(known keys: origin, sandbox, per_server_subdomains, cache_max_age, view_opt_ins, relay_messages, view_sandbox, view_sandbox_default, policy_keys, page_paths, view_policy)"
     ));
 }
 
@@ -992,4 +992,31 @@ fn view_sandbox_default_is_within_the_ceiling() {
         no_scripts[0].contains("hosts[0].view_sandbox_default"),
         "{no_scripts:?}"
     );
+}
+
+#[test]
+fn view_policy_is_the_service_s_or_the_host_s_and_a_host_s_is_never_signed() {
+    use mcp_sandbox_proxy::ViewPolicyOwner;
+    let base = host("https://chat.example.com", "chat.sandbox.test");
+    let parse = |text: &str| {
+        Config::parse("c.toml", text, Path::new("/"))
+            .unwrap()
+            .config
+    };
+    assert_eq!(parse(&base).hosts[0].view_policy, ViewPolicyOwner::Service);
+    assert_eq!(
+        parse(&format!("{base}view_policy = \"host\"\n")).hosts[0].view_policy,
+        ViewPolicyOwner::Host
+    );
+    let bad = errors(&format!("{base}view_policy = \"meta\"\n"));
+    assert!(
+        bad[0].contains("hosts[0].view_policy \"meta\" is not a choice"),
+        "{bad:?}"
+    );
+    let signed = errors(&format!(
+        "{base}view_policy = \"host\"\npolicy_keys = [\"{}\"]\n",
+        "ab".repeat(32)
+    ));
+    assert_eq!(signed.len(), 1, "{signed:?}");
+    assert!(signed[0].contains("hosts[0].policy_keys signs ?csp=, which a host entry with view_policy = \"host\" does not use"), "{signed:?}");
 }

@@ -1055,3 +1055,44 @@ fn the_page_carries_a_host_s_default_view_sandbox() {
         serde_json::json!(["allow-forms", "allow-scripts"])
     );
 }
+
+#[test]
+fn a_host_that_writes_its_views_policies_gets_only_framing_and_sandbox() {
+    let text = two_hosts_with("", "").replace(
+        "sandbox = \"chat.sandbox.test\"\n",
+        "sandbox = \"chat.sandbox.test\"\nview_policy = \"host\"\nview_opt_ins = [\"worker-blob\"]\n",
+    );
+    let service = Service::new(&config(&text));
+    for path in [
+        "/",
+        &format!(
+            "/?{}",
+            csp_query(r#"{"connectDomains":["https://api.example.com"]}"#)
+        ),
+    ] {
+        let page = service.handle(&request(Method::GET, "chat.sandbox.test", path));
+        assert_eq!(page.status(), StatusCode::OK);
+        assert_eq!(
+            csp_headers(&page),
+            [common::frame_policy("https://chat.example.com")],
+            "no fetch directive: the view's own <meta> is its policy ({path})"
+        );
+        let config_in_page = page_config(&body(page));
+        assert_eq!(config_in_page["viewPolicy"], "host");
+        assert_eq!(
+            config_in_page["applied"],
+            serde_json::Value::Null,
+            "?csp= is not read"
+        );
+        let default = config_in_page["defaultPolicy"].as_str().unwrap().to_owned();
+        assert!(
+            default.starts_with("default-src 'none'; ")
+                && default.contains("worker-src 'self' blob:"),
+            "{default}"
+        );
+    }
+    let other = service.handle(&request(Method::GET, "studio.sandbox.test", "/"));
+    let config_in_page = page_config(&body(other));
+    assert_eq!(config_in_page["viewPolicy"], "service");
+    assert_eq!(config_in_page["defaultPolicy"], serde_json::Value::Null);
+}

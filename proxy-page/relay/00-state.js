@@ -58,6 +58,10 @@ var viewSandbox = config.viewSandbox || ['allow-scripts'];
 // and no kept resource is ever meant for it. A view that can script this page can still
 // navigate it, but only to policies the host signed.
 var signedPolicies = config.signedPolicies === true;
+// The operator's per-host opt-in (view_policy = "host"): the host writes each view's policy
+// into its HTML, as a CSP <meta>; this page's header carries none, so the relay never reloads
+// for one and cannot say what a view's policy lacks.
+var hostPolicy = config.viewPolicy === 'host';
 var view = null;          // the inner <iframe>, once a resource is mounted in it
 var viewTarget = null;    // targetOrigin for posts to the view: our origin, or '*' when opaque
 var viewDocument = null;  // the document we wrote, for a same-origin view

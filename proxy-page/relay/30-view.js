@@ -12,6 +12,7 @@ function mount(params, reloads) {
     return;
   }
   params = resourceParams(params);
+  if (hostPolicy) params.html = withPolicyOf(params.html);
   if (upgrading) {
     // This page is already on its way to a reload for an earlier resource, which no engine
     // reliably lets it cancel: this resource takes that one's place in the kept copy, and

@@ -1,5 +1,6 @@
 // Honest about the policy: what the service dropped or refused, the declared domains the
-// served policy lacks, and the opt-in that would allow a refused capability.
+// served policy lacks, the opt-in that would allow a refused capability, and, for a host that
+// writes its views' policies, a view that came without one.
 //
 // spec: the host applies the server's declared domains, and may narrow them; the relay never
 // widens a policy, it says what is missing.
@@ -25,6 +26,8 @@ function reportRefusedPolicy() {
 // was requested; domains it still lacks were left out of the host's ?csp=, dropped by the
 // service, or could not be carried by the relay's one reload (see upgrade): say which.
 function warnAboutMissingDomains(requested) {
+  // The host wrote the view's policy: what it allows is in the view's HTML, not known here.
+  if (hostPolicy) return;
   var why = 'the host\'s ?csp= did not name them (a host may narrow the policy), or the ' +
     'service dropped them (see above).';
   if (signedPolicies) {
@@ -92,4 +95,20 @@ function hintAtOptIn(directive, blockedURI) {
     console.warn('[sandbox] the view\'s policy refused ' + hint.what + ' (' + directive + '). The ' + allow +
       (hint.also || ''));
   });
+}
+
+// SECURITY: for a host that writes its views' policies (view_policy = "host"), a view whose HTML
+// carries no CSP <meta> would run with no policy at all: it gets the spec's default instead,
+// written before its content (after a doctype, which must stay first), and the developer is
+// told loudly. A <meta> policy can only narrow what is already in force; none is, here.
+function withPolicyOf(html) {
+  if (/<meta\b[^>]*http-equiv\s*=\s*["']?content-security-policy/i.test(html)) return html;
+  console.warn('[sandbox] this host writes its views\' policies (view_policy = "host"), but this ' +
+    'resource\'s HTML carries no Content-Security-Policy <meta>: it gets the spec\'s default ' +
+    'policy, which allows no declared domain. Write the view\'s policy into its HTML.');
+  var meta = '<meta http-equiv="Content-Security-Policy" content="' +
+    String(config.defaultPolicy || "default-src 'none'").replace(/&/g, '&amp;').replace(/"/g, '&quot;')
+      .replace(/</g, '&lt;') + '">';
+  var doctype = /^\s*<!doctype[^>]*>/i.exec(html);
+  return doctype ? doctype[0] + meta + html.slice(doctype[0].length) : meta + html;
 }

@@ -19,7 +19,7 @@
 // proxy widen it. Never for a host that signs its policies: only its backend can. Then the
 // relay only says what is missing.
 function policyUrl(csp) {
-  if (signedPolicies) return null;
+  if (signedPolicies || hostPolicy) return null;
   var url = new URL(window.location.href);
   var params = url.searchParams;
   var upgraded = params.get(UPGRADE_PARAMETER) === '1';

@@ -13,7 +13,7 @@ use crate::sandbox::ViewSandbox;
 use crate::signing::PolicyKeys;
 
 use super::walk::{Placed, Value, Walker, join, sandbox_value};
-use super::{HostEntry, RelayMessages};
+use super::{HostEntry, RelayMessages, ViewPolicyOwner};
 
 impl<'a> Walker<'a> {
     /// The `[[hosts]]` entries of the file being walked; `file` is its name, shared by them.
@@ -70,6 +70,7 @@ impl<'a> Walker<'a> {
                 "view_sandbox_default",
                 "policy_keys",
                 "page_paths",
+                "view_policy",
             ],
         );
         let cache_max_age = match table.get("cache_max_age") {
@@ -117,6 +118,16 @@ impl<'a> Walker<'a> {
             None => Some(PagePaths::default()),
             Some(v) => self.page_paths(v, &join(&prefix, "page_paths")),
         };
+        let view_policy = match table.get("view_policy") {
+            None => Some(ViewPolicyOwner::default()),
+            Some(v) => self.view_policy(v, &join(&prefix, "view_policy")),
+        };
+        if view_policy == Some(ViewPolicyOwner::Host)
+            && let (Some(Some(_)), Some(at)) = (&policy_keys, table.get("policy_keys"))
+        {
+            let message = "signs ?csp=, which a host entry with view_policy = \"host\" does not use: leave one out".to_owned();
+            self.error_at(at, &join(&prefix, "policy_keys"), message);
+        }
         Some(HostEntry {
             origin: origin?,
             sandbox: sandbox?,
@@ -128,7 +139,22 @@ impl<'a> Walker<'a> {
             view_sandbox_default: view_sandbox_default?,
             policy_keys: policy_keys?,
             page_paths: page_paths?,
+            view_policy: view_policy?,
         })
+    }
+
+    pub(super) fn view_policy(&mut self, value: &Value<'_>, key: &str) -> Option<ViewPolicyOwner> {
+        match self.string(value, key)? {
+            "service" => Some(ViewPolicyOwner::Service),
+            "host" => Some(ViewPolicyOwner::Host),
+            other => {
+                let message = format!(
+                    "\"{other}\" is not a choice: \"service\" (the page's header carries the view policy, the default) or \"host\" (the host writes it into the view's HTML)"
+                );
+                self.error_at(value, key, message);
+                None
+            }
+        }
     }
 
     pub(super) fn relay_messages(&mut self, value: &Value<'_>, key: &str) -> Option<RelayMessages> {

@@ -99,6 +99,8 @@ pub struct HostEntry {
     pub policy_keys: Option<PolicyKeys>,
     /// The paths the page answers on (`page_paths`).
     pub page_paths: PagePaths,
+    /// Who writes the view's policy (`view_policy`).
+    pub view_policy: ViewPolicyOwner,
 }
 
 /// Which messages the relay forwards between a host and its view.
@@ -119,6 +121,27 @@ impl RelayMessages {
         match self {
             RelayMessages::JsonRpc => "json-rpc",
             RelayMessages::Any => "any",
+        }
+    }
+}
+
+/// Who writes a view's policy (`view_policy`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ViewPolicyOwner {
+    /// The service: the page's header carries the policy built from `?csp=` (the spec's way).
+    #[default]
+    Service,
+    /// The host: it writes a CSP `<meta>` into each view's HTML (MCP Inspector 2.x does), and
+    /// the page's header carries no fetch directive, only framing and the page's sandbox.
+    Host,
+}
+
+impl ViewPolicyOwner {
+    /// The name the config and the page use.
+    pub fn name(self) -> &'static str {
+        match self {
+            ViewPolicyOwner::Service => "service",
+            ViewPolicyOwner::Host => "host",
         }
     }
 }

@@ -55,9 +55,17 @@ pub(super) const ERROR_CSP: HeaderValue =
 /// header, separated by a comma (CSP's separator between policies, and what HTTP makes of two
 /// headers of one name anyway), because scanners such as testssl.sh flag a repeated
 /// `Content-Security-Policy` header. No source in a view policy can hold a comma (`csp` drops
-/// such entries), so the split is exact.
-pub(super) fn content_security_policy(view_policy: &str, origin: &Origin, sandbox: &str) -> String {
-    format!("{view_policy}, frame-ancestors {origin}; {sandbox}")
+/// such entries), so the split is exact. No view policy (the host writes its own): framing and
+/// sandbox only.
+pub(super) fn content_security_policy(
+    view_policy: Option<&str>,
+    origin: &Origin,
+    sandbox: &str,
+) -> String {
+    match view_policy {
+        Some(view_policy) => format!("{view_policy}, frame-ancestors {origin}; {sandbox}"),
+        None => format!("frame-ancestors {origin}; {sandbox}"),
+    }
 }
 
 /// Whether the client holds this very form already: `If-None-Match` names its `ETag` (weakly

@@ -18,7 +18,7 @@ use http::{Method, Request, Response, StatusCode};
 
 use crate::body::{Body, Unsent};
 use crate::compress::Encoding;
-use crate::config::{Config, HostEntry, RelayMessages};
+use crate::config::{Config, HostEntry, RelayMessages, ViewPolicyOwner};
 use crate::csp::OptIns;
 use crate::limits::{MAX_FIELDS, REFUSAL_FIELD, REQUEST_LINE_SLACK, Refusal};
 use crate::metrics::{HostCounters, Metrics};
@@ -58,6 +58,8 @@ struct Host {
     signing: Option<Signing>,
     /// The paths the page answers on.
     page_paths: PagePaths,
+    /// The host writes its views' policies itself: the header carries none (`view_policy`).
+    host_policy: bool,
 }
 
 /// What the connection a request arrived on says about it.
@@ -362,6 +364,7 @@ impl Host {
             view_sandbox: entry.view_sandbox.clone(),
             view_sandbox_default: entry.view_sandbox_default.clone(),
             page_paths: entry.page_paths.clone(),
+            host_policy: entry.view_policy == ViewPolicyOwner::Host,
             signing: entry.policy_keys.clone().map(|keys| Signing {
                 keys,
                 sandbox: entry.sandbox.authority(default_port),

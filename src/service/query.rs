@@ -117,7 +117,10 @@ impl Service {
         let origin = origin.as_ref();
         let (policy, signature) = self.policy(host, query, now)?;
         let sandbox = host.view_sandbox.page_policy();
-        let csp = content_security_policy(policy.header(), origin, &sandbox);
+        // A host that writes its views' policies gets the page framed and sandboxed only; the
+        // spec's default, built all the same, is the relay's for a view that came without one.
+        let view_policy = (!host.host_policy).then(|| policy.header());
+        let csp = content_security_policy(view_policy, origin, &sandbox);
         let Ok(csp) = HeaderValue::from_str(&csp) else {
             // Unreachable: every source in the policy passed `HostSource`, which admits
             // visible ASCII only. Refuse rather than send a page without its policy.
@@ -133,6 +136,7 @@ impl Service {
             view_sandbox: &host.view_sandbox,
             view_sandbox_default: host.view_sandbox_default.as_ref(),
             signed_policies: host.signing.is_some(),
+            host_policy: host.host_policy,
             policy_refused: refused.as_deref(),
         };
         let body = self.page.render(origin, &policy, &relay);
@@ -160,6 +164,12 @@ impl Service {
         query: &str,
         now: u64,
     ) -> Result<(ViewPolicy, Signature), String> {
+        if host.host_policy {
+            // `?csp=` is not this host's way: its views carry their own policy.
+            let policy = default_for_query(query, self.max_query_bytes, &host.opt_ins)
+                .map_err(|e| refused_query(&e))?;
+            return Ok((policy, Signature::NotChecked));
+        }
         let verdict = host
             .signing
             .as_ref()

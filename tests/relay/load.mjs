@@ -20,6 +20,8 @@ export function pageConfig(overrides = {}) {
     messages: 'json-rpc',
     viewSandbox: ['allow-forms', 'allow-modals', 'allow-pointer-lock', 'allow-same-origin', 'allow-scripts'],
     viewSandboxDefault: null,
+    viewPolicy: 'service',
+    defaultPolicy: null,
     signedPolicies: false,
     policyRefused: null,
     ...overrides,

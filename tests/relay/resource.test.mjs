@@ -2,7 +2,7 @@
 // SDK's policy string and allow string, the Inspector's src, and what cannot be read.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadRelay } from './load.mjs';
+import { loadRelay, pageConfig } from './load.mjs';
 
 const plain = (value) => JSON.parse(JSON.stringify(value));
 
@@ -107,5 +107,35 @@ describe('opt-in hints', () => {
     hintAtOptIn('script-src', 'data');
     assert.equal(logged.length, 1, 'script-src-elem is script-src, and each hint comes once');
     assert.match(logged[0], /^warning: .*a script from a data: URL.*view_opt_ins = \["script-data"\]/);
+  });
+});
+
+describe('a host that writes its views\' policies (view_policy = "host")', () => {
+  const config = pageConfig({ viewPolicy: 'host', defaultPolicy: "default-src 'none'; connect-src 'none'" });
+
+  it('a view with a CSP <meta> is left as the host wrote it', () => {
+    const { withPolicyOf, logged } = loadRelay(['withPolicyOf'], { config });
+    // As MCP Inspector 2.x wraps a view.
+    const html = '<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="default-src \'none\'"><meta charset="utf-8"></head><body><p>view</p></body></html>';
+    assert.equal(withPolicyOf(html), html);
+    assert.equal(withPolicyOf("<META HTTP-EQUIV=content-security-policy CONTENT=\"x\"><p>"), "<META HTTP-EQUIV=content-security-policy CONTENT=\"x\"><p>");
+    assert.deepEqual(logged, []);
+  });
+
+  it('a view without one gets the spec default, after its doctype, and the developer is told', () => {
+    const { withPolicyOf, logged } = loadRelay(['withPolicyOf'], { config });
+    assert.equal(withPolicyOf('<!doctype html><p>view</p>'),
+      '<!doctype html><meta http-equiv="Content-Security-Policy" content="default-src \'none\'; connect-src \'none\'"><p>view</p>');
+    assert.equal(withPolicyOf('<p>x</p>'),
+      '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; connect-src \'none\'"><p>x</p>');
+    assert.equal(logged.length, 2);
+    assert.match(logged[0], /^warning: .*carries no Content-Security-Policy <meta>/);
+  });
+
+  it('the relay never reloads for a policy, and names no missing domain', () => {
+    const { policyUrl, warnAboutMissingDomains, logged } = loadRelay(['policyUrl', 'warnAboutMissingDomains'], { config });
+    assert.equal(policyUrl({ connectDomains: ['https://api.example.com'] }), null);
+    warnAboutMissingDomains({ connectDomains: ['https://api.example.com'] });
+    assert.deepEqual(logged, []);
   });
 });

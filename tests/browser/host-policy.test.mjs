@@ -1,0 +1,68 @@
+// A host that writes each view's policy into its HTML as a CSP <meta> (MCP Inspector 2.x does),
+// in each engine. Under the service's own policy the header's default blocks what the <meta>
+// allows; with the operator's view_policy = "host" the header holds only framing and sandbox,
+// the <meta> is the view's policy, and a view that came without one gets the spec's default.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serviceFixture, startTlsServer, makeCertificate, tempDir, view, report } from './harness.mjs';
+import { selectedEngines } from './engines.mjs';
+
+const T = { timeout: 30_000 };
+
+for (const engine of selectedEngines()) describe(`hosts that write their views' policies (${engine})`, () => {
+  const apiCert = makeCertificate(tempDir(), ['api.outside.test']);
+  const fx = serviceFixture(engine, {
+    tls: ['host.sandbox.test', 'service.sandbox.test'],
+    hosts: ({ hostOrigin, port }) => `[[hosts]]
+origin = "${hostOrigin}"
+sandbox = "host.sandbox.test:${port}"
+view_policy = "host"
+[[hosts]]
+origin = "${hostOrigin}"
+sandbox = "service.sandbox.test:${port}"
+`,
+    trust: [apiCert],
+  });
+  let api, apiOrigin;
+
+  before(async () => {
+    api = await startTlsServer({
+      '/data': (req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' });
+        res.end('{"ok":true}');
+      },
+    }, apiCert);
+    apiOrigin = `https://api.outside.test:${api.port}`;
+  });
+
+  after(async () => api?.close());
+
+  /** What a view's fetch of the API came to, on the sandbox `name`, with `meta` in its head. */
+  async function fetched(t, name, meta) {
+    const page = await fx.browser.newPage();
+    t.after(async () => {
+      if (t.passed === false) t.diagnostic(page.console.join('\n'));
+      await page.close();
+    });
+    await page.goto(`${fx.hostOrigin}/raw`);
+    await page.evaluate((proxyUrl) => window.mountProxy({ proxyUrl }), fx.url(name));
+    const html = view(`fetch(${JSON.stringify(`${apiOrigin}/data`)}).then((r) => r.json())
+      .then((j) => report('fetched', j.ok ? 'reached' : 'odd'), () => report('fetched', 'blocked'));`, meta);
+    await page.evaluate((h) => window.sendResource({ html: h }), html);
+    return report(page, 'fetched');
+  }
+
+  const allowsApi = () => `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; connect-src ${apiOrigin}">`;
+
+  it("with view_policy = \"host\", the view's own <meta> is its policy", T, async (t) => {
+    assert.equal(await fetched(t, 'host.sandbox.test', allowsApi()), 'reached');
+  });
+
+  it("without it, the header's default blocks what the <meta> allows", T, async (t) => {
+    assert.equal(await fetched(t, 'service.sandbox.test', allowsApi()), 'blocked');
+  });
+
+  it('a view that came without a <meta> gets the spec default, not no policy', T, async (t) => {
+    assert.equal(await fetched(t, 'host.sandbox.test', ''), 'blocked');
+  });
+});
