@@ -12,8 +12,42 @@ use crate::page_paths::PagePaths;
 use crate::sandbox::ViewSandbox;
 use crate::signing::PolicyKeys;
 
-use super::walk::{Placed, Value, Walker, join, sandbox_value};
+use super::walk::{Placed, Table, Value, Walker, join, sandbox_value};
 use super::{HostEntry, RelayMessages, ViewPolicyOwner};
+
+/// The keys of one host entry's table, and the prefix its messages name them by.
+struct Keys<'t, 'i> {
+    table: &'t Table<'i>,
+    prefix: &'t str,
+}
+
+/// `relay_messages`: each choice, and what it means for a message when none matches.
+const RELAY_MESSAGES: &[(&str, RelayMessages, &str)] = &[
+    (
+        "json-rpc",
+        RelayMessages::JsonRpc,
+        "the spec's, the default",
+    ),
+    (
+        "any",
+        RelayMessages::Any,
+        "a host whose views speak a wire of their own",
+    ),
+];
+
+/// `view_policy`: each choice, and what it means.
+const VIEW_POLICIES: &[(&str, ViewPolicyOwner, &str)] = &[
+    (
+        "service",
+        ViewPolicyOwner::Service,
+        "the page's header carries the view policy, the default",
+    ),
+    (
+        "host",
+        ViewPolicyOwner::Host,
+        "the host writes it into the view's HTML",
+    ),
+];
 
 impl<'a> Walker<'a> {
     /// The `[[hosts]]` entries of the file being walked; `file` is its name, shared by them.
@@ -73,10 +107,11 @@ impl<'a> Walker<'a> {
                 "view_policy",
             ],
         );
-        let cache_max_age = match table.get("cache_max_age") {
-            Some(v) => self.cache_max_age(v, &join(&prefix, "cache_max_age")),
-            None => Some(cache_max_age),
+        let at = Keys {
+            table,
+            prefix: &prefix,
         };
+        let cache_max_age = self.optional(&at, "cache_max_age", cache_max_age, Self::cache_max_age);
         let origin = self.parsed::<Embedder>(table, value, &prefix, "origin");
         let sandbox = self.parsed::<SandboxName>(table, value, &prefix, "sandbox");
         let per_server_subdomains = match table.get("per_server_subdomains") {
@@ -91,37 +126,32 @@ impl<'a> Walker<'a> {
                 }
             },
         };
-        let view_opt_ins = match table.get("view_opt_ins") {
-            None => Some(OptIns::default()),
-            Some(v) => self.opt_ins(v, &join(&prefix, "view_opt_ins")),
-        };
-        let relay_messages = match table.get("relay_messages") {
-            None => Some(RelayMessages::default()),
-            Some(v) => self.relay_messages(v, &join(&prefix, "relay_messages")),
-        };
-        let view_sandbox = match table.get("view_sandbox") {
-            None => Some(ViewSandbox::default()),
-            Some(v) => self.view_sandbox(v, &join(&prefix, "view_sandbox")),
-        };
-        let view_sandbox_default = match table.get("view_sandbox_default") {
-            None => Some(None),
-            Some(v) => {
-                let key = join(&prefix, "view_sandbox_default");
-                self.view_sandbox_default(v, &key, view_sandbox.as_ref())
-            }
-        };
-        let policy_keys = match table.get("policy_keys") {
-            None => Some(None),
-            Some(v) => self.policy_keys(v, &join(&prefix, "policy_keys")).map(Some),
-        };
-        let page_paths = match table.get("page_paths") {
-            None => Some(PagePaths::default()),
-            Some(v) => self.page_paths(v, &join(&prefix, "page_paths")),
-        };
-        let view_policy = match table.get("view_policy") {
-            None => Some(ViewPolicyOwner::default()),
-            Some(v) => self.view_policy(v, &join(&prefix, "view_policy")),
-        };
+        let view_opt_ins = self.optional(&at, "view_opt_ins", OptIns::default(), Self::opt_ins);
+        let relay_messages = self.optional(
+            &at,
+            "relay_messages",
+            RelayMessages::default(),
+            |w, v, key| w.choice(v, key, RELAY_MESSAGES),
+        );
+        let view_sandbox = self.optional(
+            &at,
+            "view_sandbox",
+            ViewSandbox::default(),
+            Self::view_sandbox,
+        );
+        let view_sandbox_default = self.optional(&at, "view_sandbox_default", None, |w, v, key| {
+            w.view_sandbox_default(v, key, view_sandbox.as_ref())
+        });
+        let policy_keys = self.optional(&at, "policy_keys", None, |w, v, key| {
+            w.policy_keys(v, key).map(Some)
+        });
+        let page_paths = self.optional(&at, "page_paths", PagePaths::default(), Self::page_paths);
+        let view_policy = self.optional(
+            &at,
+            "view_policy",
+            ViewPolicyOwner::default(),
+            |w, v, key| w.choice(v, key, VIEW_POLICIES),
+        );
         if view_policy == Some(ViewPolicyOwner::Host)
             && let (Some(Some(_)), Some(at)) = (&policy_keys, table.get("policy_keys"))
         {
@@ -143,32 +173,39 @@ impl<'a> Walker<'a> {
         })
     }
 
-    pub(super) fn view_policy(&mut self, value: &Value<'_>, key: &str) -> Option<ViewPolicyOwner> {
-        match self.string(value, key)? {
-            "service" => Some(ViewPolicyOwner::Service),
-            "host" => Some(ViewPolicyOwner::Host),
-            other => {
-                let message = format!(
-                    "\"{other}\" is not a choice: \"service\" (the page's header carries the view policy, the default) or \"host\" (the host writes it into the view's HTML)"
-                );
-                self.error_at(value, key, message);
-                None
-            }
+    /// An optional key of a host entry: `default` when it is absent, else what `parse` makes
+    /// of its value (`None`, with the problem reported, when it cannot).
+    fn optional<T>(
+        &mut self,
+        at: &Keys<'_, '_>,
+        name: &str,
+        default: T,
+        parse: impl FnOnce(&mut Self, &Value<'_>, &str) -> Option<T>,
+    ) -> Option<T> {
+        match at.table.get(name) {
+            None => Some(default),
+            Some(value) => parse(self, value, &join(at.prefix, name)),
         }
     }
 
-    pub(super) fn relay_messages(&mut self, value: &Value<'_>, key: &str) -> Option<RelayMessages> {
-        match self.string(value, key)? {
-            "json-rpc" => Some(RelayMessages::JsonRpc),
-            "any" => Some(RelayMessages::Any),
-            other => {
-                let message = format!(
-                    "\"{other}\" is not a choice: \"json-rpc\" (the spec's, the default) or \"any\" (a host whose views speak a wire of their own)"
-                );
-                self.error_at(value, key, message);
-                None
-            }
+    /// One of a few named choices, each with what it means for the message when none matches.
+    fn choice<T: Copy>(
+        &mut self,
+        value: &Value<'_>,
+        key: &str,
+        choices: &[(&str, T, &str)],
+    ) -> Option<T> {
+        let raw = self.string(value, key)?;
+        if let Some((_, choice, _)) = choices.iter().find(|(name, _, _)| *name == raw) {
+            return Some(*choice);
         }
+        let known: Vec<String> = choices
+            .iter()
+            .map(|(name, _, meaning)| format!("\"{name}\" ({meaning})"))
+            .collect();
+        let message = format!("\"{raw}\" is not a choice: {}", known.join(" or "));
+        self.error_at(value, key, message);
+        None
     }
 
     /// A host's view opt-ins: a list of their names, each known.
