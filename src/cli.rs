@@ -253,9 +253,7 @@ fn check(path: &Path) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        let now = i64::try_from(crate::signing::unix_now()).unwrap_or(i64::MAX);
         let report = resolver.report(&config.hosts, now);
         for warning in &report.warnings {
             println!("warning: {warning}");

@@ -58,10 +58,12 @@ enum KeySource {
     Env(String),
 }
 
-impl PolicyKey {
+impl FromStr for PolicyKey {
+    type Err = String;
+
     /// Reads a `policy_keys` entry: `env:NAME` names an environment variable that holds the key
     /// as hex; anything else is the key itself, as hex.
-    pub(crate) fn load(entry: &str) -> Result<Self, String> {
+    fn from_str(entry: &str) -> Result<Self, Self::Err> {
         let (source, hex) = match entry.strip_prefix("env:") {
             Some(name) => {
                 if !is_env_name(name) {
@@ -327,12 +329,4 @@ pub(crate) fn unix_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
-}
-
-impl FromStr for PolicyKey {
-    type Err = String;
-
-    fn from_str(entry: &str) -> Result<Self, Self::Err> {
-        PolicyKey::load(entry)
-    }
 }
