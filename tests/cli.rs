@@ -505,35 +505,35 @@ fn a_policy_key_from_the_environment_signs_and_is_never_shown() {
 
 #[test]
 fn check_shows_a_host_s_default_view_sandbox() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_config(
-        dir.path(),
-        "listen = \"127.0.0.1:8443\"\n[[hosts]]\norigin = \"https://chat.example.com\"\nsandbox = \"chat.sandbox.test\"\n\
-         view_sandbox_default = [\"allow-scripts\", \"allow-forms\"]\n",
+    let stdout = check_one_host(
+        "https://chat.example.com",
+        "view_sandbox_default = [\"allow-scripts\", \"allow-forms\"]",
     );
-    let out = run(&["check", "--config", &config]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains(
+        stdout.contains(
             "sandbox: views of https://chat.example.com get \"allow-forms allow-scripts\" when the host asks for no tokens (view_sandbox_default)\n"
         ),
-        "{}",
-        text(&out.stdout)
+        "{stdout}"
     );
 }
 
 #[test]
 fn check_names_a_host_that_writes_its_views_policies() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_config(
-        dir.path(),
-        "listen = \"127.0.0.1:8443\"\n[[hosts]]\norigin = \"http://localhost:6274\"\nsandbox = \"inspector.sandbox.test\"\nview_policy = \"host\"\n",
-    );
-    let out = run(&["check", "--config", &config]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = check_one_host("http://localhost:6274", "view_policy = \"host\"");
     assert!(
-        text(&out.stdout).contains("opt-in: views of http://localhost:6274 run under the policy the host writes into their HTML; the page's header holds only frame-ancestors and sandbox (view_policy = \"host\")\n"),
-        "{}",
-        text(&out.stdout)
+        stdout.contains("opt-in: views of http://localhost:6274 run under the policy the host writes into their HTML; the page's header holds only frame-ancestors and sandbox (view_policy = \"host\")\n"),
+        "{stdout}"
     );
+}
+
+/// `check`'s standard output for a config of one host, `origin` on `chat.sandbox.test`, with
+/// `keys` added to its entry; the check must pass.
+fn check_one_host(origin: &str, keys: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "listen = \"127.0.0.1:8443\"\n[[hosts]]\norigin = \"{origin}\"\nsandbox = \"chat.sandbox.test\"\n{keys}\n"
+    );
+    let out = run(&["check", "--config", &write_config(dir.path(), &config)]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout)
 }

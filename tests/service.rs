@@ -5,9 +5,7 @@ mod common;
 use common::page::{body, csp_headers, futures_body, page_config};
 use common::{TWO_HOSTS, config, csp_query, two_hosts_with};
 use http::{Method, Request, Response, StatusCode, header};
-use mcp_sandbox_proxy::Body;
-use mcp_sandbox_proxy::Config;
-use mcp_sandbox_proxy::{Service, Transport};
+use mcp_sandbox_proxy::{Body, Config, Service, Transport};
 
 fn service() -> Service {
     Service::new(&config(TWO_HOSTS))

@@ -4,18 +4,14 @@
 
 mod common;
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use common::page::{body, csp_headers, page_config};
+use common::signing::{KEYS, sign_for as signature, unix_now as now};
 use http::{Request, Response, header};
-use mcp_sandbox_proxy::Body;
-use mcp_sandbox_proxy::Config;
-use mcp_sandbox_proxy::Metrics;
-use mcp_sandbox_proxy::Service;
-use ring::hmac;
+use mcp_sandbox_proxy::{Body, Config, Metrics, Service};
 
-const KEY: &str = "8f1b6c3e2a9d4f7061b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718";
-const OLD_KEY: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+// The keys of the property tests' host: the current one and the one before it.
+const KEY: &str = KEYS[0];
+const OLD_KEY: &str = KEYS[1];
 const DECLARED: &str = r#"{"connectDomains":["https://api.example.com"]}"#;
 
 fn signing_config(keys: &str) -> String {
@@ -44,25 +40,6 @@ fn service_with(keys: &str) -> Service {
 
 fn service() -> Service {
     service_with(&format!(r#"["{KEY}"]"#))
-}
-
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
-/// The signature of the documented scheme, over exactly these strings.
-fn signature(key: &str, sandbox: &str, expires: &str, csp: &str) -> String {
-    let bytes: Vec<u8> = (0..key.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&key[i..i + 2], 16).unwrap())
-        .collect();
-    let key = hmac::Key::new(hmac::HMAC_SHA256, &bytes);
-    let message = format!("mcp-sandbox-proxy policy v1\n{sandbox}\n{expires}\n{csp}");
-    let tag = hmac::sign(&key, message.as_bytes());
-    tag.as_ref().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn signed_query(key: &str, sandbox: &str, expires: u64, csp: &str) -> String {

@@ -3,9 +3,9 @@
 // Each fuzz target includes this file for the one check it needs.
 #![allow(dead_code)]
 
-use mcp_sandbox_proxy::Config;
-use mcp_sandbox_proxy::Service;
-use mcp_sandbox_proxy::{Declared, HostSource, OptIns, ViewPolicy, policy_for_query};
+use mcp_sandbox_proxy::{
+    Config, Declared, HostSource, OptIns, Service, ViewPolicy, policy_for_query,
+};
 
 /// The words the template itself writes; everything else in a policy must be a host-source.
 const TEMPLATE_WORDS: &[&str] = &["'none'", "'self'", "'unsafe-inline'", "data:"];

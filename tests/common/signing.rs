@@ -8,9 +8,7 @@ use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use http::{Request, header};
-use mcp_sandbox_proxy::Config;
-use mcp_sandbox_proxy::Service;
-use mcp_sandbox_proxy::{OptIns, ViewPolicy, policy_for_query};
+use mcp_sandbox_proxy::{Config, OptIns, Service, ViewPolicy, policy_for_query};
 use ring::hmac;
 
 /// The host's two keys (rotation), and one it does not have.
@@ -43,13 +41,18 @@ pub fn unix_now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// The documented signature of `csp` until `expires` (as written) with `key`.
+/// The documented signature of `csp` until `expires` (as written) with `key`, for `SANDBOX`.
 pub fn sign(key: &str, expires: &str, csp: &str) -> String {
+    sign_for(key, SANDBOX, expires, csp)
+}
+
+/// The documented signature, made with ring from the scheme alone, for any sandbox name.
+pub fn sign_for(key: &str, sandbox: &str, expires: &str, csp: &str) -> String {
     let bytes: Vec<u8> = (0..key.len() / 2)
         .map(|i| u8::from_str_radix(&key[2 * i..2 * i + 2], 16).expect("a hex key"))
         .collect();
     let key = hmac::Key::new(hmac::HMAC_SHA256, &bytes);
-    let message = format!("mcp-sandbox-proxy policy v1\n{SANDBOX}\n{expires}\n{csp}");
+    let message = format!("mcp-sandbox-proxy policy v1\n{sandbox}\n{expires}\n{csp}");
     let tag = hmac::sign(&key, message.as_bytes());
     tag.as_ref().iter().map(|b| format!("{b:02x}")).collect()
 }
