@@ -422,7 +422,7 @@ fn request_target(args: &HeadersArgs, service: &Service) -> Result<Target, Strin
     let authority = args.sandbox.clone().unwrap_or_default();
     let mut query = url::form_urlencoded::Serializer::new(String::new());
     if let Some(embedder) = &args.embedder {
-        query.append_pair(crate::service::EMBEDDER_PARAMETER, embedder);
+        query.append_pair(crate::embedders::EMBEDDER_PARAMETER, embedder);
     }
     if let Some(csp) = &args.csp {
         query.append_pair("csp", csp);

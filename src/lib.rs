@@ -27,6 +27,7 @@ mod config;
 mod connection;
 mod csp;
 mod demo;
+mod embedders;
 mod generation;
 mod idle;
 mod io;
@@ -57,11 +58,12 @@ pub use csp::{
     DEFAULT_POLICY, Declared, DomainList, DropReason, HostSource, OptIn, OptIns, QueryError,
     ViewPolicy, policy_for_query,
 };
+pub use embedders::{EMBEDDER_PARAMETER, Embedders};
 pub use metrics::Metrics;
 pub use page_paths::{PagePath, PagePaths};
 pub use sandbox::{SandboxToken, ViewSandbox};
 pub use server::{ServeError, Server};
-pub use service::{EMBEDDER_PARAMETER, PolicyVerdict, Service, Transport, UPGRADE_PARAMETER};
+pub use service::{PolicyVerdict, Service, Transport, UPGRADE_PARAMETER};
 pub use signing::{EXPIRES_PARAMETER, PolicyKey, PolicyKeys, SIGNATURE_PARAMETER};
 pub use telemetry::{LogFormat, init as init_logging};
 

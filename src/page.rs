@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::config::RelayMessages;
 use crate::csp::{DomainList, ViewPolicy};
-use crate::origin::Origin;
+use crate::embedders::Pinned;
 use crate::sandbox::{SandboxToken, ViewSandbox};
 
 // The sources in proxy-page/, as build.rs strips them (comments and indentation).
@@ -47,11 +47,11 @@ impl PageTemplate {
     /// The page for one host origin, with the policy the server applied.
     pub(crate) fn render(
         &self,
-        host: &Origin,
+        hosts: &Pinned<'_>,
         policy: &ViewPolicy,
         relay: &RelaySettings<'_>,
     ) -> Bytes {
-        let config = script_safe_json(&page_config(host, policy, relay));
+        let config = script_safe_json(&page_config(hosts, policy, relay));
         let mut out = BytesMut::with_capacity(self.before.len() + config.len() + self.after.len());
         out.put_slice(&self.before);
         out.put_slice(config.as_bytes());
@@ -80,7 +80,7 @@ pub(crate) struct RelaySettings<'a> {
 
 /// What the relay needs to know: whom to trust, what the header allows, and its settings.
 /// Each datum once: the policy itself is the page's header, not repeated here.
-fn page_config(host: &Origin, policy: &ViewPolicy, relay: &RelaySettings<'_>) -> Value {
+fn page_config(hosts: &Pinned<'_>, policy: &ViewPolicy, relay: &RelaySettings<'_>) -> Value {
     let applied = policy.domains.as_ref().map(|domains| {
         let mut lists = serde_json::Map::new();
         for list in DomainList::ALL {
@@ -96,7 +96,7 @@ fn page_config(host: &Origin, policy: &ViewPolicy, relay: &RelaySettings<'_>) ->
         .map(|d| json!({"list": d.list.key(), "entry": d.entry, "reason": d.reason.to_string()}))
         .collect();
     json!({
-        "hostOrigin": host.to_string(),
+        "hostOrigins": hosts.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "applied": applied,
         "dropped": dropped,
         "droppedCount": policy.dropped.len(),

@@ -133,6 +133,62 @@ fn origin_rules_name_the_key_and_line() {
 }
 
 #[test]
+fn several_origins_are_a_short_list_each_checked_as_one() {
+    let with_origins = |origins: &str, sandbox: &str| {
+        format!(
+            "listen = \"127.0.0.1:0\"\n[[hosts]]\norigin = {origins}\nsandbox = \"{sandbox}\"\n"
+        )
+    };
+    let text = with_origins(
+        r#"["http://localhost:6274", "HTTP://127.0.0.1:6274"]"#,
+        "localhost:8443",
+    );
+    let loaded = Config::parse("c.toml", &text, Path::new("/etc/p")).unwrap();
+    assert_eq!(
+        loaded.config.hosts[0].origin.to_string(),
+        "http://localhost:6274 http://127.0.0.1:6274"
+    );
+    let cases = [
+        (
+            "[]",
+            "c.toml:3: hosts[0].origin must name at least one origin",
+        ),
+        (
+            r#"["http://localhost:6274", "https://chat.example.com/"]"#,
+            r#"c.toml:3: hosts[0].origin[1] "https://chat.example.com/": an origin has no path — did you mean "https://chat.example.com"?"#,
+        ),
+        (
+            r#"["http://localhost:6274", "http://LOCALHOST:6274"]"#,
+            r#"c.toml:3: hosts[0].origin lists "http://localhost:6274" twice"#,
+        ),
+        (
+            "[6274]",
+            "c.toml:3: hosts[0].origin[0] must be a string, not integer",
+        ),
+        (
+            "6274",
+            r#"c.toml:3: hosts[0].origin must be an origin, like "https://chat.example.com", or a list of origins, not integer"#,
+        ),
+    ];
+    for (origins, message) in cases {
+        assert_eq!(
+            errors(&with_origins(origins, "localhost:8443")),
+            [message],
+            "{origins}"
+        );
+    }
+    // Every listed origin is held to the sandbox's rules: here the second is the sandbox's own.
+    let errs = errors(&with_origins(
+        r#"["http://localhost:6274", "http://127.0.0.1:8443"]"#,
+        "127.0.0.1:8443",
+    ));
+    assert!(
+        errs[0].contains("serves the same origin as the host http://127.0.0.1:8443"),
+        "{errs:?}"
+    );
+}
+
+#[test]
 fn sandbox_rules() {
     let cases = [
         (

@@ -350,7 +350,10 @@ fn hostile_entries_are_dropped_from_the_header_and_listed_in_the_page() {
         config["dropped"][8]["entry"], hostile[8],
         "entries reach the relay intact"
     );
-    assert_eq!(config["hostOrigin"], "https://chat.example.com");
+    assert_eq!(
+        config["hostOrigins"],
+        serde_json::json!(["https://chat.example.com"])
+    );
 }
 
 #[test]
@@ -831,7 +834,7 @@ fn a_pattern_host_pins_each_page_to_the_exact_preview_origin_it_names() {
         assert_eq!(response.status(), StatusCode::OK);
         let csp = csp_headers(&response);
         let page = body(response);
-        (csp[1].clone(), page_config(&page)["hostOrigin"].clone())
+        (csp[1].clone(), page_config(&page)["hostOrigins"].clone())
     };
     for preview in [
         "https://pr-1.preview.example.com",
@@ -843,7 +846,7 @@ fn a_pattern_host_pins_each_page_to_the_exact_preview_origin_it_names() {
         );
         assert_eq!(
             pinned_to(ask("preview.sandbox.test", &query)),
-            (common::frame_policy(preview), serde_json::json!(preview)),
+            (common::frame_policy(preview), serde_json::json!([preview])),
             "each preview gets a page pinned to itself"
         );
     }
@@ -889,7 +892,7 @@ fn a_pattern_host_pins_each_page_to_the_exact_preview_origin_it_names() {
     assert_eq!(wrong.status(), StatusCode::BAD_REQUEST);
     assert_eq!(
         body(wrong),
-        "400 Bad Request: ?embedder=\"https://pr-1.preview.example.com\" is not this sandbox's host: it serves https://chat.example.com\n"
+        "400 Bad Request: ?embedder=\"https://pr-1.preview.example.com\" is not one of this sandbox's host origins https://chat.example.com\n"
     );
     // Counted under the pattern: every preview's pages, and every refused embedder.
     let text = metrics.render();
@@ -899,6 +902,79 @@ fn a_pattern_host_pins_each_page_to_the_exact_preview_origin_it_names() {
     ] {
         assert!(text.lines().any(|l| l == series), "{series}\n{text}");
     }
+}
+
+#[test]
+fn a_host_with_several_origins_is_framed_by_each_and_pinned_to_the_one_it_names() {
+    let metrics = mcp_sandbox_proxy::Metrics::new();
+    let service = Service::with_metrics(
+        &config(
+            "listen = \"127.0.0.1:0\"\n\
+         [[hosts]]\norigin = [\"http://localhost:6274\", \"http://127.0.0.1:6274\", \"https://*.preview.example.com\"]\n\
+         sandbox = \"inspector.localhost:8443\"\n",
+        ),
+        &metrics,
+    );
+    let ask = |query: &str| {
+        let response = service.handle(&request(Method::GET, "inspector.localhost:8443", query));
+        assert_eq!(response.status(), StatusCode::OK, "{query}");
+        let csp = csp_headers(&response);
+        let page = body(response);
+        (csp[1].clone(), page_config(&page)["hostOrigins"].clone())
+    };
+    let both = ["http://localhost:6274", "http://127.0.0.1:6274"];
+    assert_eq!(
+        ask("/"),
+        (
+            common::frame_policy(&both.join(" ")),
+            serde_json::json!(both)
+        ),
+        "without ?embedder=, every exact origin; a pattern needs its origin named"
+    );
+    for named in ["http://127.0.0.1:6274", "https://pr-3.preview.example.com"] {
+        assert_eq!(
+            ask(&format!("/?embedder={named}")),
+            (common::frame_policy(named), serde_json::json!([named])),
+            "{named}"
+        );
+    }
+    let refused = service.handle(&request(
+        Method::GET,
+        "inspector.localhost:8443",
+        "/?embedder=http://[::1]:6274",
+    ));
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+    let refused = service.handle(&request(
+        Method::GET,
+        "inspector.localhost:8443",
+        "/?embedder=http://localhost:6275",
+    ));
+    assert_eq!(
+        body(refused),
+        "400 Bad Request: ?embedder=\"http://localhost:6275\" is not one of this sandbox's host origins http://localhost:6274 http://127.0.0.1:6274 https://*.preview.example.com\n"
+    );
+    // Framed by either listed origin: no mismatch; by a third: one.
+    for framer in [
+        "http://localhost:6274/",
+        "http://127.0.0.1:6274/",
+        "http://[::1]:6274/",
+    ] {
+        let mut req = request(Method::GET, "inspector.localhost:8443", "/");
+        let headers = req.headers_mut();
+        headers.insert("sec-fetch-dest", http::HeaderValue::from_static("iframe"));
+        headers.insert(
+            "sec-fetch-site",
+            http::HeaderValue::from_static("cross-site"),
+        );
+        headers.insert(header::REFERER, http::HeaderValue::from_static(framer));
+        assert_eq!(service.handle(&req).status(), StatusCode::OK);
+    }
+    let label =
+        "host=\"http://localhost:6274 http://127.0.0.1:6274 https://*.preview.example.com\"";
+    let text = metrics.render();
+    assert!(text.contains(label), "one series for the entry");
+    let mismatches = format!("mcp_sandbox_proxy_embedder_mismatches_total{{{label}}} 1\n");
+    assert!(text.contains(&mismatches), "{text}");
 }
 
 #[test]

@@ -1,7 +1,8 @@
 // The relay between one host page and one MCP App view (spec 2026-01-26, "Sandbox proxy").
 //
-// The server rendered this page for exactly one host origin and put it, with the view policy it
-// applied, in #sandbox-config. Everything here follows from that: trust only that origin, mount
+// The server rendered this page for exactly one host (one origin, or the few its operator
+// listed for one app) and put it, with the view policy it applied, in #sandbox-config.
+// Everything here follows from that: trust only the host's origin, mount
 // one view, relay JSON-RPC both ways unchanged (or, for a host whose operator opted in, any
 // message), keep the reserved sandbox-* messages to ourselves.
 //
@@ -43,7 +44,10 @@ var config = readConfig();
 // The query parameter that marks this relay's own reload, which the service counts: named by
 // the service, so it is written once.
 var UPGRADE_PARAMETER = config.upgradeParameter;
-var hostOrigin = config.hostOrigin;
+// The origins this page serves (frame-ancestors), and the one of them that is its parent's,
+// once known (see 05-host.js).
+var hostOrigins = config.hostOrigins;
+var hostOrigin = knownHostOrigin(hostOrigins);
 // The operator's per-host opt-in (relay_messages = "any"): views and host that speak a wire
 // of their own. Only what is relayed changes; whom messages come from and go to does not.
 var anyMessages = config.messages === 'any';

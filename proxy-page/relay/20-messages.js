@@ -4,14 +4,15 @@
 // spec: only the host (window.parent, at the configured origin) and the mounted view speak to
 // this page; JSON-RPC 2.0 passes unchanged both ways (any message for a host whose operator
 // chose relay_messages = "any"); sandbox-resource-ready is for the proxy and mounts a view.
-// SECURITY: posts to the host name its origin, never '*'.
+// SECURITY: posts to the host name its origin, never '*' (see 05-host.js).
 
 function onMessage(event) {
   // Nothing a peer sends may stop the relay: every failure is logged and the listener lives on.
   try {
     if (event.source === window.parent) {
-      if (event.origin !== hostOrigin) {
-        console.warn('[sandbox] ignored a message from ' + event.origin + ': only ' + hostOrigin + ' may drive this page');
+      if (!acceptHost(event.origin)) {
+        console.warn('[sandbox] ignored a message from ' + event.origin + ': only ' +
+          (hostOrigin || hostOriginsText()) + ' may drive this page');
         return;
       }
       fromHost(event.data);
@@ -117,11 +118,6 @@ function hold(data) {
     return;
   }
   held.push(data);
-}
-
-function postToHost(message) {
-  // SECURITY: the host's origin, never '*': nobody else may read what the view says.
-  window.parent.postMessage(message, hostOrigin);
 }
 
 function postToView(message) {

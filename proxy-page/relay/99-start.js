@@ -8,7 +8,7 @@ start();
 function start() {
   // spec: the proxy exists to be framed by the host; alone it has nothing to relay.
   if (window.top === window) {
-    refuse('This page is an MCP Apps sandbox proxy for ' + hostOrigin +
+    refuse('This page is an MCP Apps sandbox proxy for ' + hostOriginsText() +
       '. It only runs inside an iframe of that host.');
     return;
   }

@@ -54,7 +54,7 @@ pub(super) fn one_of_pattern(entry: &HostEntry, pattern: &OriginPattern) -> Opti
     })
 }
 
-/// Every entry's host origin or pattern, by what the cross-checks look up: a host name, the
+/// Every entry's host origins and patterns, by what the cross-checks look up: a host name, the
 /// name one label up, a pattern's name, and a site.
 pub(super) struct EmbedderIndex<'h> {
     pub(super) by_host: HashMap<&'h str, Vec<&'h Origin>>,
@@ -80,37 +80,37 @@ impl<'h> EmbedderIndex<'h> {
             by_site: HashMap::new(),
         };
         for Placed { entry, .. } in hosts {
-            let (name, shown) = match &entry.origin {
-                Embedder::Exact(origin) => {
-                    index.by_host.entry(origin.host()).or_default().push(origin);
-                    if let Some(parent) = parent_name(origin.host()) {
-                        index.by_parent_host.entry(parent).or_default().push(origin);
-                    }
-                    (origin.host(), origin.to_string())
-                }
-                Embedder::Pattern(pattern) => {
-                    let suffix = pattern.suffix();
-                    index
-                        .patterns_by_suffix
-                        .entry(suffix)
-                        .or_default()
-                        .push(pattern);
-                    (suffix, format!("pattern {pattern}"))
-                }
-            };
-            let loopback = matches!(&entry.origin, Embedder::Exact(o) if o.is_loopback());
-            let member = SiteMember {
-                embedder: &entry.origin,
-                shown,
-                loopback,
-            };
-            index
-                .by_site
-                .entry(site_guess(name))
-                .or_default()
-                .push(member);
+            for embedder in entry.origin.iter() {
+                index.add(embedder);
+            }
         }
         index
+    }
+
+    fn add(&mut self, embedder: &'h Embedder) {
+        let (name, shown) = match embedder {
+            Embedder::Exact(origin) => {
+                self.by_host.entry(origin.host()).or_default().push(origin);
+                if let Some(parent) = parent_name(origin.host()) {
+                    self.by_parent_host.entry(parent).or_default().push(origin);
+                }
+                (origin.host(), origin.to_string())
+            }
+            Embedder::Pattern(pattern) => {
+                let suffix = pattern.suffix();
+                let patterns = self.patterns_by_suffix.entry(suffix).or_default();
+                patterns.push(pattern);
+                (suffix, format!("pattern {pattern}"))
+            }
+        };
+        let loopback = matches!(embedder, Embedder::Exact(o) if o.is_loopback());
+        let member = SiteMember {
+            embedder,
+            shown,
+            loopback,
+        };
+        let site = self.by_site.entry(site_guess(name)).or_default();
+        site.push(member);
     }
 }
 

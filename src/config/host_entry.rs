@@ -7,6 +7,7 @@ use std::time::Duration;
 use toml::de::DeValue;
 
 use crate::csp::{OptIn, OptIns};
+use crate::embedders::Embedders;
 use crate::origin::{Embedder, SandboxName};
 use crate::page_paths::PagePaths;
 use crate::sandbox::ViewSandbox;
@@ -14,6 +15,19 @@ use crate::signing::PolicyKeys;
 
 use super::walk::{Placed, Table, Value, Walker, join, sandbox_value};
 use super::{HostEntry, RelayMessages, ViewPolicyOwner};
+
+/// One origin or pattern of an `origin` list; its error names the value, as for one origin.
+struct ListedEmbedder(Embedder);
+
+impl FromStr for ListedEmbedder {
+    type Err = String;
+
+    fn from_str(raw: &str) -> Result<Self, Self::Err> {
+        raw.parse()
+            .map(ListedEmbedder)
+            .map_err(|e| format!("\"{raw}\": {e}"))
+    }
+}
 
 /// The keys of one host entry's table, and the prefix its messages name them by.
 struct Keys<'t, 'i> {
@@ -112,7 +126,13 @@ impl<'a> Walker<'a> {
             prefix: &prefix,
         };
         let cache_max_age = self.optional(&at, "cache_max_age", cache_max_age, Self::cache_max_age);
-        let origin = self.parsed::<Embedder>(table, value, &prefix, "origin");
+        let origin = match table.get("origin") {
+            Some(origin) => self.origins(origin, &join(&prefix, "origin")),
+            None => {
+                self.error_at(value, &join(&prefix, "origin"), "is missing".into());
+                None
+            }
+        };
         let sandbox = self.parsed::<SandboxName>(table, value, &prefix, "sandbox");
         let per_server_subdomains = match table.get("per_server_subdomains") {
             None => false,
@@ -245,6 +265,33 @@ impl<'a> Walker<'a> {
         );
         self.error_at(value, key, message);
         None
+    }
+
+    /// Who may frame a host's sandbox: one origin or pattern, or a short list of them.
+    fn origins(&mut self, value: &Value<'_>, key: &str) -> Option<Embedders> {
+        if let DeValue::String(raw) = value.get_ref() {
+            let one = raw.parse::<Embedder>();
+            let one = one.map_err(|e| format!("\"{raw}\": {e}"));
+            return match one.and_then(|one| Embedders::new(vec![one])) {
+                Ok(embedders) => Some(embedders),
+                Err(message) => {
+                    self.error_at(value, key, message);
+                    None
+                }
+            };
+        }
+        if !matches!(value.get_ref(), DeValue::Array(_)) {
+            let found = value.get_ref().type_str();
+            let message = format!(
+                "must be an origin, like \"https://chat.example.com\", or a list of origins, not {found}"
+            );
+            self.error_at(value, key, message);
+            return None;
+        }
+        let what = "origins";
+        self.names_into(value, key, what, |listed: Vec<ListedEmbedder>| {
+            Embedders::new(listed.into_iter().map(|listed| listed.0).collect())
+        })
     }
 
     /// The paths a host's page answers on: a short list, each a plain path.

@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::csp::OptIns;
-use crate::origin::{Embedder, SandboxName};
+use crate::embedders::Embedders;
+use crate::origin::SandboxName;
 use crate::page_paths::PagePaths;
 use crate::sandbox::ViewSandbox;
 use crate::signing::PolicyKeys;
@@ -79,8 +80,8 @@ pub struct CertFiles {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostEntry {
-    /// The host page's origin, or a pattern of them (preview and staging deployments).
-    pub origin: Embedder,
+    /// The host page's origins and patterns of them (preview and staging deployments).
+    pub origin: Embedders,
     pub(crate) sandbox: SandboxName,
     pub per_server_subdomains: bool,
     /// How long browsers and shared caches may keep this host's pages; zero: `no-store`.

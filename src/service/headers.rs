@@ -7,7 +7,7 @@ use http::{Request, Response, StatusCode};
 
 use crate::body::Body;
 use crate::compress::Encoding;
-use crate::origin::Origin;
+use crate::embedders::Pinned;
 
 use super::Host;
 use super::page_cache::{Encoded, RenderedPage};
@@ -59,12 +59,12 @@ pub(super) const ERROR_CSP: HeaderValue =
 /// sandbox only.
 pub(super) fn content_security_policy(
     view_policy: Option<&str>,
-    origin: &Origin,
+    origins: &Pinned<'_>,
     sandbox: &str,
 ) -> String {
     match view_policy {
-        Some(view_policy) => format!("{view_policy}, frame-ancestors {origin}; {sandbox}"),
-        None => format!("frame-ancestors {origin}; {sandbox}"),
+        Some(view_policy) => format!("{view_policy}, frame-ancestors {origins}; {sandbox}"),
+        None => format!("frame-ancestors {origins}; {sandbox}"),
     }
 }
 

@@ -17,9 +17,9 @@ pub(super) static DROPPED_LOG_BUDGET: LogBudget = LogBudget::new(20);
 /// Mismatched-embedder lines per second, in all: a misconfigured host reloads its pages often.
 pub(super) static EMBEDDER_LOG_BUDGET: LogBudget = LogBudget::new(5);
 
-/// The origin framing this page request, when it is not the one the page is pinned to: the
-/// browser will refuse the frame (`frame-ancestors`), and the host developer sees only a blank
-/// frame. Fetch metadata says the page is being framed (`Sec-Fetch-Dest: iframe`), and the
+/// The origin framing this page request, when it is none of those the page is pinned to
+/// (`embedder`, space-separated): the browser will refuse the frame (`frame-ancestors`), and
+/// the host developer sees only a blank frame. Fetch metadata says the page is being framed (`Sec-Fetch-Dest: iframe`), and the
 /// `Referer`, which browsers cut to the framing page's origin across origins, names the framer.
 /// A request without either says nothing, and a same-origin one is the relay reloading itself.
 pub(super) fn foreign_framer<B>(req: &Request<B>, embedder: &str) -> Option<String> {
@@ -40,7 +40,10 @@ pub(super) fn foreign_framer<B>(req: &Request<B>, embedder: &str) -> Option<Stri
         return None;
     }
     let framer = framer.ascii_serialization();
-    (framer != embedder).then_some(framer)
+    embedder
+        .split(' ')
+        .all(|pinned| pinned != framer)
+        .then_some(framer)
 }
 
 pub(super) fn log_embedder_mismatch(host: &Host, embedder: &str, framer: &str) {

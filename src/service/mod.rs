@@ -20,9 +20,10 @@ use crate::body::{Body, Unsent};
 use crate::compress::Encoding;
 use crate::config::{Config, HostEntry, RelayMessages, ViewPolicyOwner};
 use crate::csp::OptIns;
+use crate::embedders::Embedders;
 use crate::limits::{MAX_FIELDS, REFUSAL_FIELD, REQUEST_LINE_SLACK, Refusal};
 use crate::metrics::{HostCounters, Metrics};
-use crate::origin::{Embedder, split_host_port};
+use crate::origin::split_host_port;
 use crate::page::PageTemplate;
 use crate::page_paths::PagePaths;
 use crate::routing::{Routes, lower_case, route_key};
@@ -37,12 +38,12 @@ use page_cache::PageCache;
 use query::{Signature, Signing};
 
 pub use crate::page::UPGRADE_PARAMETER;
-pub use query::{EMBEDDER_PARAMETER, PolicyVerdict};
+pub use query::PolicyVerdict;
 
 /// One configured host, with what its responses need built once.
 #[derive(Debug)]
 struct Host {
-    origin: Embedder,
+    origin: Embedders,
     counters: Arc<HostCounters>,
     /// `no-store`, or `public, max-age=N` when the host's pages may be cached.
     cache_control: HeaderValue,

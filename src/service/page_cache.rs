@@ -28,7 +28,8 @@ pub(super) struct RenderedPage {
     /// Names the page's bytes and policy: the base of every form's `ETag`.
     pub(super) tag: u64,
     pub(super) dropped: Vec<Dropped>,
-    /// The one origin allowed to frame this page (`frame-ancestors`), as browsers serialize it.
+    /// The origins allowed to frame this page (`frame-ancestors`), as browsers serialize
+    /// them, separated by spaces.
     pub(super) embedder: String,
     /// The query marks the relay asking for its page again (see `is_policy_upgrade`).
     pub(super) policy_upgrade: bool,

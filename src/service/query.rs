@@ -1,14 +1,13 @@
-//! What a page's query decides: the origin it is pinned to (`embedder`), its view policy
+//! What a page's query decides: the origins it is pinned to (`embedder`), its view policy
 //! (`csp`, for a host that signs only with a valid signature), and the relay's marker.
 
-use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 use http::header::HeaderValue;
 
 use crate::compress::Encoding;
 use crate::csp::{QueryError, ViewPolicy, default_for_query, policy_for_query};
-use crate::origin::{Embedder, Origin};
+use crate::embedders::{EMBEDDER_PARAMETER, Embedders, Pinned};
 use crate::page::{RelaySettings, UPGRADE_PARAMETER};
 use crate::signing::{PolicyKeys, Refused, Signed, unix_now};
 
@@ -54,49 +53,17 @@ pub(super) fn is_policy_upgrade(query: &str) -> bool {
         .any(|(key, value)| key == UPGRADE_PARAMETER && value == "1")
 }
 
-/// The origin a page is pinned to. A host entry with one origin: that one (an `embedder`
-/// parameter, if any, must name it). A pattern of origins: the `embedder` parameter, which must
-/// be one of them, so that a page rendered for one preview can only ever be framed by it.
+/// The origins a page is pinned to: the host entry's exact ones, or the one an `embedder`
+/// parameter names, which must be one of them or of its patterns (see `Embedders::pin`).
 pub(super) fn embedder_for<'e>(
-    embedder: &'e Embedder,
+    embedders: &'e Embedders,
     query: &str,
-) -> Result<Cow<'e, Origin>, String> {
+) -> Result<Pinned<'e>, String> {
     let named = url::form_urlencoded::parse(query.as_bytes())
         .find(|(key, _)| key == EMBEDDER_PARAMETER)
-        .map(|(_, value)| value.into_owned());
-    let parse = |raw: &str| {
-        raw.parse::<Origin>()
-            .map_err(|e| format!("?{EMBEDDER_PARAMETER}={raw:?} is not an origin: {e}"))
-    };
-    match (embedder, named) {
-        (Embedder::Exact(origin), None) => Ok(Cow::Borrowed(origin)),
-        (Embedder::Exact(origin), Some(raw)) => {
-            if parse(&raw)? == *origin {
-                Ok(Cow::Borrowed(origin))
-            } else {
-                Err(format!(
-                    "?{EMBEDDER_PARAMETER}={raw:?} is not this sandbox's host: it serves {origin}"
-                ))
-            }
-        }
-        (Embedder::Pattern(pattern), None) => Err(format!(
-            "this sandbox serves the host origins {pattern}: name the page's own origin in ?{EMBEDDER_PARAMETER}="
-        )),
-        (Embedder::Pattern(pattern), Some(raw)) => {
-            let origin = parse(&raw)?;
-            if pattern.matches(&origin) {
-                Ok(Cow::Owned(origin))
-            } else {
-                Err(format!(
-                    "?{EMBEDDER_PARAMETER}={raw:?} is not one of this sandbox's host origins {pattern}"
-                ))
-            }
-        }
-    }
+        .map(|(_, value)| value);
+    embedders.pin(named.as_deref())
 }
-
-/// The query parameter naming the host page's exact origin (for a host entry with a pattern).
-pub const EMBEDDER_PARAMETER: &str = "embedder";
 
 pub(super) fn refused_query(e: &QueryError) -> String {
     tracing::debug!(reason = %e, "refused ?csp=");
@@ -113,14 +80,13 @@ impl Service {
             return Ok(page);
         }
         let host = &self.hosts[index];
-        let origin = embedder_for(&host.origin, query)?;
-        let origin = origin.as_ref();
+        let origins = embedder_for(&host.origin, query)?;
         let (policy, signature) = self.policy(host, query, now)?;
         let sandbox = host.view_sandbox.page_policy();
         // A host that writes its views' policies gets the page framed and sandboxed only; the
         // spec's default, built all the same, is the relay's for a view that came without one.
         let view_policy = (!host.host_policy).then(|| policy.header());
-        let csp = content_security_policy(view_policy, origin, &sandbox);
+        let csp = content_security_policy(view_policy, &origins, &sandbox);
         let Ok(csp) = HeaderValue::from_str(&csp) else {
             // Unreachable: every source in the policy passed `HostSource`, which admits
             // visible ASCII only. Refuse rather than send a page without its policy.
@@ -139,7 +105,7 @@ impl Service {
             host_policy: host.host_policy,
             policy_refused: refused.as_deref(),
         };
-        let body = self.page.render(origin, &policy, &relay);
+        let body = self.page.render(&origins, &policy, &relay);
         let tag = page_tag(&body, &csp);
         let page = Arc::new(RenderedPage {
             brotli: OnceLock::new(),
@@ -148,7 +114,7 @@ impl Service {
             csp,
             tag,
             dropped: policy.dropped,
-            embedder: origin.to_string(),
+            embedder: origins.to_string(),
             policy_upgrade: is_policy_upgrade(query),
             signature,
         });

@@ -11,7 +11,7 @@ const RELAY = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'proxy-p
 /** The page config the service writes, with what a test overrides. */
 export function pageConfig(overrides = {}) {
   return {
-    hostOrigin: 'https://chat.example.com',
+    hostOrigins: ['https://chat.example.com'],
     applied: null,
     dropped: [],
     droppedCount: 0,
@@ -29,16 +29,18 @@ export function pageConfig(overrides = {}) {
 }
 
 /**
- * The relay's functions named in `names`, for a page at `href` with `config`; `logged` holds
- * what they warned, as `level: text`.
+ * The relay's functions named in `names`, for a page at `href` with `config`, in a `window` that
+ * also has what `scope` gives it (`parent`, `location` fields); `logged` holds what they warned,
+ * as `level: text`.
  */
-export function loadRelay(names, { href = 'https://chat.sandbox.test/sandbox.html', config = pageConfig() } = {}) {
+export function loadRelay(names, { href = 'https://chat.sandbox.test/sandbox.html', config = pageConfig(), scope = {} } = {}) {
   const parts = readdirSync(RELAY).filter((f) => f.endsWith('.js') && f !== '99-start.js').sort();
   const source = parts.map((f) => readFileSync(join(RELAY, f), 'utf8')).join('\n');
   const logged = [];
   const log = (level) => (...args) => logged.push(`${level}: ${args.join(' ')}`);
   const url = new URL(href);
-  const window = { location: { href: url.href, protocol: url.protocol, origin: url.origin, hash: url.hash } };
+  const location = { href: url.href, protocol: url.protocol, origin: url.origin, hash: url.hash, ...scope.location };
+  const window = { ...scope, location };
   const document = { getElementById: () => ({ textContent: JSON.stringify(config) }) };
   const console = { log: log('log'), info: log('info'), warn: log('warning'), error: log('error') };
   const relay = new Function('window', 'document', 'console', `'use strict';\n${source}\nreturn { ${names.join(', ')} };`);

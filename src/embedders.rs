@@ -1,0 +1,204 @@
+//! Who may frame one host entry's sandbox (`origin`): one origin, several exact origins (the
+//! same app on `localhost` and `127.0.0.1`, or on two domains), preview patterns, or a mix; and
+//! which of them one page is pinned to.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use crate::origin::{Embedder, Origin};
+
+/// The query parameter naming the host page's exact origin (needed for a host pattern).
+pub const EMBEDDER_PARAMETER: &str = "embedder";
+
+/// At most this many origins and patterns per entry: each is one more `frame-ancestors` source
+/// and one more target the relay says ready to.
+const MAX_EMBEDDERS: usize = 16;
+
+/// An entry's `origin`: one or more distinct origins and patterns, in the order configured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Embedders(Vec<Embedder>);
+
+impl Embedders {
+    /// An entry's origins and patterns: at least one, at most [`MAX_EMBEDDERS`], none twice.
+    pub(crate) fn new(listed: Vec<Embedder>) -> Result<Self, String> {
+        if listed.is_empty() {
+            return Err("must name at least one origin".to_owned());
+        }
+        if listed.len() > MAX_EMBEDDERS {
+            return Err(format!(
+                "lists {} origins: at most {MAX_EMBEDDERS} may frame one sandbox",
+                listed.len()
+            ));
+        }
+        for (i, embedder) in listed.iter().enumerate() {
+            if listed[..i].contains(embedder) {
+                return Err(format!("lists \"{embedder}\" twice"));
+            }
+        }
+        Ok(Embedders(listed))
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Embedder> {
+        self.0.iter()
+    }
+
+    fn exact(&self) -> impl Iterator<Item = &Origin> {
+        self.0.iter().filter_map(|embedder| match embedder {
+            Embedder::Exact(origin) => Some(origin),
+            Embedder::Pattern(_) => None,
+        })
+    }
+
+    /// The origins a page may be framed by. Without a name: every exact origin (a pattern
+    /// needs the page's own origin named, so that a page rendered for one preview can only ever
+    /// be framed by it). With one (`?embedder=`): that origin alone, if it is one of these.
+    pub(crate) fn pin(&self, named: Option<&str>) -> Result<Pinned<'_>, String> {
+        let Some(raw) = named else {
+            let exact: Vec<&Origin> = self.exact().collect();
+            if exact.is_empty() {
+                return Err(format!(
+                    "this sandbox serves the host origins {self}: name the page's own origin in ?{EMBEDDER_PARAMETER}="
+                ));
+            }
+            return Ok(Pinned(exact.into_iter().map(Cow::Borrowed).collect()));
+        };
+        let parameter = EMBEDDER_PARAMETER;
+        let origin: Origin = raw
+            .parse()
+            .map_err(|e| format!("?{parameter}={raw:?} is not an origin: {e}"))?;
+        if let Some(listed) = self.exact().find(|listed| **listed == origin) {
+            return Ok(Pinned(vec![Cow::Borrowed(listed)]));
+        }
+        let matched = self.iter().any(|embedder| match embedder {
+            Embedder::Pattern(pattern) => pattern.matches(&origin),
+            Embedder::Exact(_) => false,
+        });
+        if matched {
+            Ok(Pinned(vec![Cow::Owned(origin)]))
+        } else {
+            Err(format!(
+                "?{parameter}={raw:?} is not one of this sandbox's host origins {self}"
+            ))
+        }
+    }
+}
+
+impl fmt::Display for Embedders {
+    /// Space-separated, as `frame-ancestors` lists sources.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, embedder) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            embedder.fmt(f)?;
+        }
+        Ok(())
+    }
+}
+
+/// The exact origins one page is pinned to: never empty, never a pattern.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Pinned<'e>(Vec<Cow<'e, Origin>>);
+
+impl Pinned<'_> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Origin> {
+        self.0.iter().map(|origin| origin.as_ref())
+    }
+}
+
+impl fmt::Display for Pinned<'_> {
+    /// Space-separated: the `frame-ancestors` sources.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, origin) in self.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            origin.fmt(f)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn embedders(listed: &[&str]) -> Embedders {
+        let parsed = listed.iter().map(|raw| raw.parse().unwrap()).collect();
+        Embedders::new(parsed).unwrap()
+    }
+
+    #[test]
+    fn a_page_without_a_name_is_pinned_to_every_exact_origin() {
+        let listed = embedders(&[
+            "http://localhost:6274",
+            "https://*.preview.example.com",
+            "http://127.0.0.1:6274",
+        ]);
+        let pinned = listed.pin(None).unwrap();
+        assert_eq!(
+            pinned.to_string(),
+            "http://localhost:6274 http://127.0.0.1:6274"
+        );
+    }
+
+    #[test]
+    fn a_named_origin_pins_the_page_to_it_alone() {
+        let listed = embedders(&["http://localhost:6274", "https://*.preview.example.com"]);
+        let cases = [
+            ("http://localhost:6274", "http://localhost:6274"),
+            ("HTTP://LOCALHOST:6274", "http://localhost:6274"),
+            (
+                "https://pr-7.preview.example.com",
+                "https://pr-7.preview.example.com",
+            ),
+        ];
+        for (named, want) in cases {
+            let pinned = listed.pin(Some(named)).unwrap();
+            assert_eq!(pinned.to_string(), want, "{named}");
+        }
+    }
+
+    #[test]
+    fn a_name_outside_the_list_is_refused_naming_the_list() {
+        let listed = embedders(&["http://localhost:6274", "http://127.0.0.1:6274"]);
+        for named in [
+            "http://localhost:6275",
+            "https://localhost:6274",
+            "http://[::1]:6274",
+            "*",
+        ] {
+            let refused = listed.pin(Some(named)).unwrap_err();
+            assert!(refused.contains("?embedder="), "{named}: {refused}");
+        }
+        let refused = listed.pin(Some("http://localhost:1")).unwrap_err();
+        assert!(
+            refused.ends_with("host origins http://localhost:6274 http://127.0.0.1:6274"),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn patterns_alone_need_a_name() {
+        let listed = embedders(&["https://*.preview.example.com"]);
+        let refused = listed.pin(None).unwrap_err();
+        assert!(refused.contains("name the page's own origin"), "{refused}");
+    }
+
+    #[test]
+    fn a_list_is_short_and_has_no_repeats() {
+        let twice = ["http://localhost:6274", "HTTP://localhost:6274"]
+            .iter()
+            .map(|raw| raw.parse().unwrap())
+            .collect();
+        assert_eq!(
+            Embedders::new(twice).unwrap_err(),
+            "lists \"http://localhost:6274\" twice"
+        );
+        assert!(Embedders::new(Vec::new()).is_err());
+        let many = (1..=17)
+            .map(|port| format!("http://localhost:{port}").parse().unwrap())
+            .collect();
+        assert!(Embedders::new(many).unwrap_err().contains("at most 16"));
+    }
+}
