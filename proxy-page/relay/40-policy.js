@@ -84,12 +84,12 @@ function hintAtOptIn(directive, blockedURI) {
     var family = String(directive || '').replace(/-(elem|attr)$/, '');
     if (hint.blocked !== blocked || (hint.directive && hint.directive !== family) || hinted[hint.opt]) return;
     hinted[hint.opt] = true;
-    var allow = 'the operator can allow it for this host: view_opt_ins = ["' + hint.opt + '"] ' +
+    var allow = 'operator can allow it for this host: view_opt_ins = ["' + hint.opt + '"] ' +
       '(see "View opt-ins" in docs/configuration.md).';
     if (hint.probed) {
       console.info('[sandbox] the view\'s policy refused ' + hint.what + ' (' + directive + '). Libraries ' +
         'often only probe for it and work without it (zod 4 does): if the view works, nothing is ' +
-        'needed. If it fails for want of it, ' + allow);
+        'needed. If it fails for want of it, the ' + allow);
       return;
     }
     console.warn('[sandbox] the view\'s policy refused ' + hint.what + ' (' + directive + '). The ' + allow +

@@ -214,12 +214,25 @@ export async function probeView(probe, head = '') {
 
 /**
  * A loopback server for host pages on the SDK host (sdk-host.js): `page(name, config)` sets the
- * page's HOST_CONFIG and returns its path.
+ * page's HOST_CONFIG and returns its path. `callTool(params)`, if given, answers the views' tool
+ * calls at `/tools` (a page's `toolsUrl`).
  */
-export async function startSdkHost(port) {
+export async function startSdkHost(port, { callTool } = {}) {
   const bundle = await bundleSdkHost();
   const pages = new Map();
   const server = await startServer({
+    '/tools': async (req, res) => {
+      const chunks = [];
+      for await (const chunk of req) chunks.push(chunk);
+      let result;
+      try {
+        result = await callTool(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch (error) {
+        result = { isError: true, content: [{ type: 'text', text: String(error) }] };
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(result));
+    },
     '/host': (req, res, url) => {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
       res.end(pages.get(url.searchParams.get('case')));

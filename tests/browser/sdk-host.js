@@ -4,7 +4,9 @@
 // HOST_CONFIG: proxyUrl, viewHtml, csp, firstTime, secondTime; optional allow (the outer
 // iframe's), cspInQuery (false: the csp goes only in sandbox-resource-ready, as the spec's flow
 // allows), sandbox (the resource's override of the view's sandbox attribute), holdResource
-// (true: the resource is sent only when the test calls window.sendResource()).
+// (true: the resource is sent only when the test calls window.sendResource()), toolInput and
+// toolResult (what the view is shown first, instead of firstTime), toolsUrl (the view's tool
+// calls go there, answered by a real MCP server the test runs, instead of secondTime).
 import { AppBridge, PostMessageTransport } from '@modelcontextprotocol/ext-apps/app-bridge';
 
 const config = window.HOST_CONFIG;
@@ -49,12 +51,14 @@ const bridge = new AppBridge(
 );
 bridge.oninitialized = () => {
   host.initialized = true;
-  bridge.sendToolInput({ arguments: {} });
-  bridge.sendToolResult(timeResult(config.firstTime));
+  bridge.sendToolInput({ arguments: config.toolInput ?? {} });
+  bridge.sendToolResult(config.toolResult ?? timeResult(config.firstTime));
 };
 bridge.oncalltool = async (params) => {
   host.calls.push(params);
-  return timeResult(config.secondTime);
+  if (!config.toolsUrl) return timeResult(config.secondTime);
+  const answer = await fetch(config.toolsUrl, { method: 'POST', body: JSON.stringify(params) });
+  return answer.json();
 };
 bridge.onsizechange = ({ height }) => {
   if (height) frame.style.height = `${height}px`;

@@ -106,7 +106,16 @@ describe('opt-in hints', () => {
     hintAtOptIn('script-src-elem', 'data');
     hintAtOptIn('script-src', 'data');
     assert.equal(logged.length, 1, 'script-src-elem is script-src, and each hint comes once');
-    assert.match(logged[0], /^warning: .*a script from a data: URL.*view_opt_ins = \["script-data"\]/);
+    assert.match(logged[0], /^warning: .*a script from a data: URL \(script-src-elem\)\. The operator can allow it for this host: view_opt_ins = \["script-data"\]/);
+  });
+
+  it('each hint reads as one sentence after another', () => {
+    const { hintAtOptIn, logged } = loadRelay(['hintAtOptIn']);
+    hintAtOptIn('script-src', 'eval');
+    hintAtOptIn('worker-src', 'blob');
+    assert.match(logged[0], /If it fails for want of it, the operator can allow it/);
+    assert.match(logged[1], /\(worker-src\)\. The operator can allow it/);
+    assert.ok(logged.every((line) => !/\b(the|The) the\b/.test(line)), logged.join('\n'));
   });
 });
 
