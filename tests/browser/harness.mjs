@@ -255,6 +255,11 @@ export async function bundleRendererHost() {
   return bundle('renderer-host.jsx');
 }
 
+/** The Vercel AI SDK chat host (ai-sdk-host.jsx), bundled as one ES module. */
+export async function bundleAiSdkHost() {
+  return bundle('ai-sdk-host.jsx');
+}
+
 async function bundle(entry) {
   const result = await build({
     entryPoints: [join(ROOT, 'tests', 'browser', entry)],

@@ -19,3 +19,23 @@ it('docs/hosts.md: serverLabel gives a 32-hex-character DNS label', async () => 
   const { createHash } = await import('node:crypto');
   assert.equal(label, createHash('sha256').update('https://mcp.example.com/mcp').digest('hex').slice(0, 32));
 });
+
+it("docs/hosts.md: viewOrigin gives a server its own label whatever its _meta.ui.domain says", async () => {
+  const guide = readFileSync(join(ROOT, 'docs', 'hosts.md'), 'utf8');
+  const blocks = guide.split('```js').map((b) => b.split('```')[0]);
+  const label = blocks.find((b) => b.includes('async function serverLabel'));
+  const origin = blocks.find((b) => b.includes('async function viewOrigin'));
+  assert.ok(label && origin, 'both recipes are in the guide');
+  const labelSource = label.slice(label.indexOf('async function serverLabel'), label.indexOf('\n}\n') + 2);
+  const warned = [];
+  const console = { warn: (line) => warned.push(line) };
+  const viewOrigin = new Function('console', `${labelSource}\n${origin}; return viewOrigin;`)(console);
+  const own = await viewOrigin('https://mcp.example.com/mcp', undefined);
+  assert.match(own, /^https:\/\/[0-9a-f]{32}\.chat\.example-sandbox\.net$/);
+  assert.equal(await viewOrigin('https://mcp.example.com/mcp', own), own, 'the published form is taken as is');
+  assert.deepEqual(warned, []);
+  const other = await viewOrigin('https://other.example.com/mcp', own);
+  assert.notEqual(other, own, "a server never gets another server's origin");
+  assert.equal(warned.length, 1);
+  assert.match(warned[0], /declares _meta\.ui\.domain/);
+});
