@@ -70,7 +70,8 @@ function mount(params, reloads) {
   view = frame;
   viewTarget = sameOrigin ? window.location.origin : '*';
   if (sameOrigin) noteWhatTheHostMustEnforce();
-  warnAboutMissingDomains(params.csp);
+  // A policy URL that is still wanted here is one this page could not reload itself with.
+  warnAboutMissingDomains(params.csp, target !== null);
   warnAboutPermissions(params.permissions, !sameOrigin);
 }
 

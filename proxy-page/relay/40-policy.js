@@ -24,12 +24,14 @@ function reportRefusedPolicy() {
 
 // spec: the host applies the server's declared domains. The header was fixed when this page
 // was requested; domains it still lacks were left out of the host's ?csp=, dropped by the
-// service, or could not be carried by the relay's one reload (see upgrade): say which.
-function warnAboutMissingDomains(requested) {
+// service, or could not be carried by the relay's reload (`unreloaded`, see upgrade): say which.
+function warnAboutMissingDomains(requested, unreloaded) {
   // The host wrote the view's policy: what it allows is in the view's HTML, not known here.
   if (hostPolicy) return;
-  var why = 'the host\'s ?csp= did not name them (a host may narrow the policy), or the ' +
-    'service dropped them (see above).';
+  var why = unreloaded ?
+    'this page could not reload itself with them (see above): pass them in ?csp=.' :
+    'the host\'s ?csp= did not name them (a host may narrow the policy), or the ' +
+      'service dropped them (see above).';
   if (signedPolicies) {
     why = (typeof config.policyRefused === 'string' ?
       'the signature of this page\'s ?csp= was refused (see above).' :

@@ -148,3 +148,22 @@ describe('a host that writes its views\' policies (view_policy = "host")', () =>
     assert.deepEqual(logged, []);
   });
 });
+
+describe('missing domains: why the served policy lacks them', () => {
+  const csp = { connectDomains: ['https://api.example.com'] };
+
+  it("a page the host asked for names the host's ?csp= or the service", () => {
+    const { warnAboutMissingDomains, logged } = loadRelay(['warnAboutMissingDomains']);
+    warnAboutMissingDomains(csp, false);
+    assert.equal(logged.length, 1);
+    assert.match(logged[0], /connectDomains https:\/\/api\.example\.com .*the host's \?csp= did not name them/);
+  });
+
+  it('a page that could not reload itself with them says that, not a cause that was not there', () => {
+    const { warnAboutMissingDomains, logged } = loadRelay(['warnAboutMissingDomains']);
+    warnAboutMissingDomains(csp, true);
+    assert.equal(logged.length, 1);
+    assert.match(logged[0], /this page could not reload itself with them \(see above\): pass them in \?csp=/);
+    assert.doesNotMatch(logged[0], /dropped/);
+  });
+});
