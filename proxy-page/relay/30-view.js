@@ -13,6 +13,7 @@ function mount(params, reloads) {
   }
   params = resourceParams(params);
   if (hostPolicy) params.html = withPolicyOf(params.html);
+  else noteHostWrittenPolicy(params);
   if (upgrading) {
     // This page is already on its way to a reload for an earlier resource, which no engine
     // reliably lets it cancel: this resource takes that one's place in the kept copy, and

@@ -61,7 +61,9 @@ function warnAboutPermissions(permissions, opaque) {
     if (policy && typeof policy.allowsFeature === 'function' && !policy.allowsFeature(feature)) {
       console.warn('[sandbox] the view asks for ' + key + ' but the host\'s iframe does not delegate ' +
         feature + ' (add it to its allow attribute): the view cannot get it');
-    } else if (opaque && (key === 'camera' || key === 'microphone')) {
+    }
+    // Both may hold: delegating it is then not enough.
+    if (opaque && (key === 'camera' || key === 'microphone')) {
       console.warn('[sandbox] the view asks for ' + key + ' but it is opaque (no allow-same-origin): ' +
         'Chromium and Firefox never give ' + key + ' to an opaque origin; only WebKit does');
     }

@@ -99,15 +99,33 @@ function hintAtOptIn(directive, blockedURI) {
   });
 }
 
+// A host that writes the view's policy into its HTML and declares no domain to this page (MCP
+// Inspector 2.x does) gets both policies, and this page's header allows no declared domain:
+// what the <meta> allows beyond it stays blocked. Said once per resource, with the fix.
+function noteHostWrittenPolicy(params) {
+  var lists = params.csp && typeof params.csp === 'object' ? params.csp : {};
+  var declared = DOMAIN_LISTS.some(function (list) {
+    return Array.isArray(lists[list]) && lists[list].length > 0;
+  });
+  if (declared || !startsWithPolicy(params.html)) return;
+  console.warn('[sandbox] this resource carries its own Content-Security-Policy <meta> and the ' +
+    'host declared no domains to this page: both policies apply, and this page\'s header allows ' +
+    'no declared domain, so what the <meta> allows beyond it stays blocked. A host that writes ' +
+    'its views\' policies (MCP Inspector 2.x does) needs view_policy = "host" on its entry (see ' +
+    'docs/configuration.md); otherwise, send the domains in ?csp= or params.csp.');
+}
+
 // SECURITY: for a host that writes its views' policies (view_policy = "host"), a view whose HTML
-// carries no CSP <meta> would run with no policy at all: it gets the spec's default instead,
-// written before its content (after a doctype, which must stay first), and the developer is
-// told loudly. A <meta> policy can only narrow what is already in force; none is, here.
+// does not start with a CSP <meta> (see 42-meta.js) would run with no policy at all, or run
+// its first scripts before its policy: it gets the spec's default instead, written before its
+// content (after a doctype, which must stay first), and the developer is told loudly. A <meta>
+// policy can only narrow what is already in force; the default is what is, here.
 function withPolicyOf(html) {
-  if (/<meta\b[^>]*http-equiv\s*=\s*["']?content-security-policy/i.test(html)) return html;
+  if (startsWithPolicy(html)) return html;
   console.warn('[sandbox] this host writes its views\' policies (view_policy = "host"), but this ' +
-    'resource\'s HTML carries no Content-Security-Policy <meta>: it gets the spec\'s default ' +
-    'policy, which allows no declared domain. Write the view\'s policy into its HTML.');
+    'resource\'s HTML does not start with a Content-Security-Policy <meta> (none, or one in a ' +
+    'comment, in the body or after content that runs or loads first): it gets the spec\'s ' +
+    'default policy, which allows no declared domain. Write the view\'s policy first in its <head>.');
   var meta = '<meta http-equiv="Content-Security-Policy" content="' +
     String(config.defaultPolicy || "default-src 'none'").replace(/&/g, '&amp;').replace(/"/g, '&quot;')
       .replace(/</g, '&lt;') + '">';

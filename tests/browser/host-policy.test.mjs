@@ -65,4 +65,25 @@ sandbox = "service.sandbox.test:${port}"
   it('a view that came without a <meta> gets the spec default, not no policy', T, async (t) => {
     assert.equal(await fetched(t, 'host.sandbox.test', ''), 'blocked');
   });
+
+  // A <meta> that blocks the API, but that the browser does not apply from the start: in a
+  // comment or in the body it is no policy at all, and a script before it runs before it. Each
+  // view fetches the API first thing; only the spec's default, in force from the start, stops it.
+  const blocksAll = `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'">`;
+  const early = () => `<script>
+const early = (value) => parent.postMessage({ jsonrpc: '2.0', method: 'test/report', params: { key: 'fetched', value } }, '*');
+// Synchronous, so that the request is made while the script runs, before the <meta> below it.
+const request = new XMLHttpRequest();
+request.open('GET', ${JSON.stringify(`${apiOrigin}/data`)}, false);
+try { request.send(); early(request.status === 200 ? 'reached' : 'odd'); } catch { early('blocked'); }
+</script>`;
+  for (const [where, head] of [
+    ['in a comment', () => `<!-- ${blocksAll} -->`],
+    ['after a script', () => `${early()}${blocksAll}`],
+    ['after text, so in the body', () => `early text ${blocksAll}`],
+  ]) {
+    it(`a view whose only CSP <meta> is ${where} gets the spec default from the start`, T, async (t) => {
+      assert.equal(await fetched(t, 'host.sandbox.test', head()), 'blocked');
+    });
+  }
 });

@@ -138,7 +138,7 @@ describe('a host that writes its views\' policies (view_policy = "host")', () =>
     assert.equal(withPolicyOf('<p>x</p>'),
       '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; connect-src \'none\'"><p>x</p>');
     assert.equal(logged.length, 2);
-    assert.match(logged[0], /^warning: .*carries no Content-Security-Policy <meta>/);
+    assert.match(logged[0], /^warning: .*does not start with a Content-Security-Policy <meta>/);
   });
 
   it('the relay never reloads for a policy, and names no missing domain', () => {
@@ -165,5 +165,25 @@ describe('missing domains: why the served policy lacks them', () => {
     assert.equal(logged.length, 1);
     assert.match(logged[0], /this page could not reload itself with them \(see above\): pass them in \?csp=/);
     assert.doesNotMatch(logged[0], /dropped/);
+  });
+});
+
+describe('a host that writes the policy into the HTML without view_policy = "host"', () => {
+  const meta = '<meta http-equiv="Content-Security-Policy" content="connect-src https://api.example.com">';
+
+  it('is told both policies apply and what fixes it', () => {
+    const { noteHostWrittenPolicy, logged } = loadRelay(['noteHostWrittenPolicy']);
+    noteHostWrittenPolicy({ html: `${meta}<p>view</p>` });
+    noteHostWrittenPolicy({ html: `${meta}<p>view</p>`, csp: { connectDomains: [] } });
+    assert.equal(logged.length, 2);
+    assert.match(logged[0], /^warning: .*both policies apply.*view_policy = "host"/);
+  });
+
+  it('says nothing when the host also declared the domains, or the HTML has no policy first', () => {
+    const { noteHostWrittenPolicy, logged } = loadRelay(['noteHostWrittenPolicy']);
+    noteHostWrittenPolicy({ html: `${meta}<p>view</p>`, csp: { connectDomains: ['https://api.example.com'] } });
+    noteHostWrittenPolicy({ html: '<p>view</p>' });
+    noteHostWrittenPolicy({ html: `<!-- ${meta} -->` });
+    assert.deepEqual(logged, []);
   });
 });
