@@ -15,15 +15,23 @@ if (!mdPath) {
   process.exit(2);
 }
 
-const SERVERS = ['ours', 'nginx', 'constant'];
+// constant: tokio's multi-thread runtime, as the service; constant-ct: its current-thread one.
+const SERVERS = ['ours', 'nginx', 'constant', 'constant-ct'];
 const WORKLOADS = {
   'tls-h1': 'TLS HTTP/1.1 keep-alive',
+  'tls-h1-br': 'TLS HTTP/1.1 keep-alive, br',
   'tls-h2': 'TLS HTTP/2',
+  'tls-h2-br': 'TLS HTTP/2, br (as browsers ask)',
   'tls-handshake': 'TLS, new connection per request (wrk)',
   'tls-full-handshake': 'TLS, full handshake per request',
   'plain-h1': 'plain HTTP/1.1 keep-alive',
+  'plain-h1-br': 'plain HTTP/1.1 keep-alive, br',
 };
-const MEMORY = 'idle-memory';
+const MEMORY_WORKLOADS = {
+  'idle-memory': 'kB per idle TLS HTTP/1.1 connection',
+  'idle-memory-h2': 'kB per idle TLS HTTP/2 connection, as a browser tab leaves it',
+};
+const isMemory = (workload) => workload in MEMORY_WORKLOADS;
 
 function fail(message) {
   console.error(`bench/report: ${message}`);
@@ -149,10 +157,10 @@ for (const line of lines(manifestPath)) {
 
 const ratios = {};
 for (const [workload, servers] of Object.entries(results)) {
-  const key = workload === MEMORY ? 'kb_per_connection' : 'rps';
+  const key = isMemory(workload) ? 'kb_per_connection' : 'rps';
   for (const cell of Object.values(servers)) {
     cell.median =
-      workload === MEMORY
+      isMemory(workload)
         ? { kb_per_connection: median(cell.rounds.map((r) => r.kb_per_connection)) }
         : {
             rps: median(cell.rounds.map((r) => r.rps)),
@@ -166,18 +174,20 @@ for (const [workload, servers] of Object.entries(results)) {
   ratios[workload] = {
     ours_nginx: ours / servers.nginx?.median[key],
     ours_constant: ours / servers.constant?.median[key],
+    ours_constant_ct: ours / servers['constant-ct']?.median[key],
   };
-  if (workload !== MEMORY) {
+  if (!isMemory(workload)) {
     const per = (server) => servers[server]?.median.rps_per_server_cpu;
     ratios[workload].per_server_cpu_ours_nginx = per('ours') / per('nginx');
     ratios[workload].per_server_cpu_ours_constant = per('ours') / per('constant');
+    ratios[workload].per_server_cpu_ours_constant_ct = per('ours') / per('constant-ct');
   }
 }
 
 // Errors a load generator saw, summed over the rounds: none is expected; each is reported.
 const errorNotes = [];
 for (const [workload, servers] of Object.entries(results)) {
-  if (workload === MEMORY) continue;
+  if (isMemory(workload)) continue;
   for (const [server, cell] of Object.entries(servers)) {
     const sums = {};
     for (const r of cell.rounds) for (const [k, v] of Object.entries(r.errors)) sums[k] = (sums[k] ?? 0) + v;
@@ -194,7 +204,7 @@ const SATURATED = 0.9;
 const pct = (x) => `${Math.round(x * 100)} %`;
 const unsaturated = [];
 for (const [workload, servers] of Object.entries(results)) {
-  if (workload === MEMORY) continue;
+  if (isMemory(workload)) continue;
   for (const [server, cell] of Object.entries(servers)) {
     const { server_cpu: cpu, load_core_busy: busy } = cell.median;
     if (Number.isFinite(cpu) && cpu < SATURATED) unsaturated.push(`${workload} ${server} ${pct(cpu)} (load core ${pct(busy)})`);
@@ -207,37 +217,41 @@ const fixed = (n, digits) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
 const ms = (n) => (Number.isFinite(n) ? `${n < 10 ? n.toFixed(2) : n.toFixed(1)} ms` : '-');
 
 const header = [
-  'workload', 'ours req/s', 'nginx req/s', 'constant req/s', 'ours/nginx', 'ours/constant',
-  'ours p99', 'nginx p99', 'constant p99',
+  'workload', 'ours req/s', 'nginx req/s', 'constant req/s', 'constant-ct req/s', 'ours/nginx',
+  'ours/constant', 'ours/constant-ct', 'ours p99', 'nginx p99', 'constant p99', 'constant-ct p99',
 ];
 const rows = [];
 for (const [workload, label] of Object.entries(WORKLOADS)) {
   const cells = results[workload];
   if (!cells) continue;
-  const name = workload === 'tls-h2' ? `${label} (${meta.streams} streams/conn)` : label;
+  const name = workload.startsWith('tls-h2') ? `${label} (${meta.streams} streams/conn)` : label;
   rows.push([
     name,
     ...SERVERS.map((s) => int(cells[s]?.median.rps)),
     fixed(ratios[workload].ours_nginx, 2),
     fixed(ratios[workload].ours_constant, 2),
+    fixed(ratios[workload].ours_constant_ct, 2),
     ...SERVERS.map((s) => ms(cells[s]?.median.p99_ms)),
   ]);
 }
-if (results[MEMORY]) {
+for (const [workload, label] of Object.entries(MEMORY_WORKLOADS)) {
+  if (!results[workload]) continue;
   rows.push([
-    `kB per idle TLS connection (${int(Number(meta.idle_connections))} open)`,
-    ...SERVERS.map((s) => fixed(results[MEMORY][s]?.median.kb_per_connection, 1)),
-    fixed(ratios[MEMORY].ours_nginx, 2),
-    fixed(ratios[MEMORY].ours_constant, 2),
-    '', '', '',
+    `${label} (${int(Number(meta.idle_connections))} open)`,
+    ...SERVERS.map((s) => fixed(results[workload][s]?.median.kb_per_connection, 1)),
+    fixed(ratios[workload].ours_nginx, 2),
+    fixed(ratios[workload].ours_constant, 2),
+    fixed(ratios[workload].ours_constant_ct, 2),
+    '', '', '', '',
   ]);
 }
 
 // The same workloads by server CPU: with two cores the load generator often saturates its core
 // before a server does, so requests per second of server CPU compare the servers' own costs.
 const cpuHeader = [
-  'workload', 'ours CPU', 'nginx CPU', 'constant CPU', 'ours req/CPU-s', 'nginx req/CPU-s',
-  'constant req/CPU-s', 'ours/nginx', 'ours/constant',
+  'workload', 'ours CPU', 'nginx CPU', 'constant CPU', 'constant-ct CPU', 'ours req/CPU-s',
+  'nginx req/CPU-s', 'constant req/CPU-s', 'constant-ct req/CPU-s', 'ours/nginx', 'ours/constant',
+  'ours/constant-ct',
 ];
 const cpuRows = [];
 for (const [workload, label] of Object.entries(WORKLOADS)) {
@@ -249,6 +263,7 @@ for (const [workload, label] of Object.entries(WORKLOADS)) {
     ...SERVERS.map((s) => int(cells[s]?.median.rps_per_server_cpu)),
     fixed(ratios[workload].per_server_cpu_ours_nginx, 2),
     fixed(ratios[workload].per_server_cpu_ours_constant, 2),
+    fixed(ratios[workload].per_server_cpu_ours_constant_ct, 2),
   ]);
 }
 
@@ -262,11 +277,12 @@ const workers = (server) => {
   const w = Number(meta[`${server}_workers`]);
   return `tokio multi-thread runtime, ${w} worker thread${w === 1 ? '' : 's'} (${meta[`${server}_threads`]} threads in all)`;
 };
+const currentThread = (server) => `tokio current-thread runtime (${meta[`${server}_threads`]} threads in all)`;
 const preamble = [
   `machine: ${meta.nproc} CPUs, ${meta.cpu}; ${meta.kernel}; ${meta.date}; commit ${meta.commit}`,
   `tools: ${meta.rustc}; nginx ${meta.nginx}; wrk ${meta.wrk}; h2load ${meta.h2load}`,
-  `servers on core 0 (taskset -c 0), load generator on core 1. ours: ${workers('ours')}; constant: ${workers('constant')}; nginx: ${meta.nginx_workers} worker process`,
-  `median of ${meta.rounds} round(s) of ${meta.duration_s} s each; ${meta.connections} connections; page body ${int(Number(meta.body_bytes))} bytes, identity (no Accept-Encoding); p99 is the median of the rounds' p99`,
+  `servers on core 0 (taskset -c 0), load generator on core 1. ours: ${workers('ours')}; constant: ${workers('constant')}; constant-ct: ${currentThread('constant-ct')}; nginx: ${meta.nginx_workers} worker process`,
+  `median of ${meta.rounds} round(s) of ${meta.duration_s} s each; ${meta.connections} connections; page body ${int(Number(meta.body_bytes))} bytes identity (no Accept-Encoding), ${int(Number(meta.br_bytes))} bytes br (rows marked br: Accept-Encoding: br; the HTTP/2 idle row asks as a browser); p99 is the median of the rounds' p99`,
   `load average (1, 5, 15 min) before the measurements: ${meta.load_before}; after: ${meta.load_after} (other work on the machine skews single rounds)`,
   `ratios: requests/s, ours over the other (above 1: ours is faster); memory row: kB, ours over the other (below 1: ours uses less); CPU table: requests per second of server CPU, ours over the other`,
 ];
@@ -324,10 +340,12 @@ writeFileSync(
         h2_streams_per_connection: Number(meta.streams),
         idle_connections: Number(meta.idle_connections),
         body_bytes: Number(meta.body_bytes),
+        br_bytes: Number(meta.br_bytes),
       },
       servers: {
         ours: { runtime: 'tokio multi-thread', workers: Number(meta.ours_workers), threads: Number(meta.ours_threads) },
         constant: { runtime: 'tokio multi-thread', workers: Number(meta.constant_workers), threads: Number(meta.constant_threads) },
+        'constant-ct': { runtime: 'tokio current-thread', threads: Number(meta['constant-ct_threads']) },
         nginx: { worker_processes: Number(meta.nginx_workers) },
       },
       wrk_session_resumption: {

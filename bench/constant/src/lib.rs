@@ -42,13 +42,22 @@ pub fn loopback(addr: &str) -> Result<SocketAddr, BoxError> {
 /// A TLS connector offering HTTP/1.1 by ALPN; without session resumption, every handshake is
 /// a full one.
 pub fn connector(checks: Checks, resumption: bool) -> Result<TlsConnector, BoxError> {
+    connector_for(checks, resumption, b"http/1.1")
+}
+
+/// As `connector`, offering `protocol` alone by ALPN (`h2` for HTTP/2).
+pub fn connector_for(
+    checks: Checks,
+    resumption: bool,
+    protocol: &[u8],
+) -> Result<TlsConnector, BoxError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()?
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(AnyCertificate { provider, checks }))
         .with_no_client_auth();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = vec![protocol.to_vec()];
     if !resumption {
         config.resumption = Resumption::disabled();
     }

@@ -6,12 +6,17 @@
 //! ```text
 //! constant --body FILE [--plain ADDR --plain-headers FILE]
 //!          [--tls ADDR --tls-headers FILE --cert PEM --key PEM]
+//!          [--br-body FILE [--plain-br-headers FILE] [--tls-br-headers FILE]]
+//!          [--runtime multi-thread|current-thread]
 //! ```
 //!
-//! A header file holds one `name: value` a line. The TLS listener offers h2 and http/1.1 by ALPN
-//! (as the service does); the plain one speaks HTTP/1.1. The runtime is the service's: tokio's
-//! multi-thread runtime with its default worker count, one per CPU the process may run on, so
-//! pinned to one core (`taskset -c 0`) it has one worker.
+//! A header file holds one `name: value` a line. With `--br-body`, a request whose
+//! `Accept-Encoding` names `br` gets that body and its listener's br headers, as the service
+//! answers a browser. The TLS listener offers h2 and http/1.1 by ALPN (as the service does); the
+//! plain one speaks HTTP/1.1. The runtime is by default the service's: tokio's multi-thread
+//! runtime with its default worker count, one per CPU the process may run on, so pinned to one
+//! core (`taskset -c 0`) it has one worker; `current-thread` runs everything on the main thread,
+//! as one nginx worker process does.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -36,25 +41,48 @@ use tokio_rustls::TlsAcceptor;
 type BoxError = Box<dyn Error + Send + Sync>;
 
 const USAGE: &str = "usage: constant --body FILE [--plain ADDR --plain-headers FILE] \
-                     [--tls ADDR --tls-headers FILE --cert PEM --key PEM]";
+                     [--tls ADDR --tls-headers FILE --cert PEM --key PEM] \
+                     [--br-body FILE [--plain-br-headers FILE] [--tls-br-headers FILE]] \
+                     [--runtime multi-thread|current-thread]";
 
 fn main() -> Result<(), BoxError> {
     let mut options = parse_options(std::env::args().skip(1))?;
     let body = Bytes::from(std::fs::read(take(&mut options, "body")?)?);
+    let br_body = match options.remove("br-body") {
+        Some(path) => Some(Bytes::from(std::fs::read(path)?)),
+        None => None,
+    };
+    let answers = |options: &mut BTreeMap<String, String>, listener: &str| {
+        let headers = read_headers(&take(options, &format!("{listener}-headers"))?)?;
+        let br = match &br_body {
+            Some(br_body) => {
+                let headers = read_headers(&take(options, &format!("{listener}-br-headers"))?)?;
+                Some((br_body.clone(), headers))
+            }
+            None => None,
+        };
+        Ok::<_, BoxError>(answer(&body, headers, br))
+    };
     let plain = match options.remove("plain") {
-        Some(addr) => {
-            let headers = read_headers(&take(&mut options, "plain-headers")?)?;
-            Some((addr.parse::<SocketAddr>()?, answer(&body, headers)))
-        }
+        Some(addr) => Some((addr.parse::<SocketAddr>()?, answers(&mut options, "plain")?)),
         None => None,
     };
     let tls = match options.remove("tls") {
         Some(addr) => {
-            let headers = read_headers(&take(&mut options, "tls-headers")?)?;
+            let answer = answers(&mut options, "tls")?;
             let config = tls_config(&take(&mut options, "cert")?, &take(&mut options, "key")?)?;
-            Some((addr.parse::<SocketAddr>()?, answer(&body, headers), config))
+            Some((addr.parse::<SocketAddr>()?, answer, config))
         }
         None => None,
+    };
+    let mut runtime = match options.remove("runtime").as_deref() {
+        None | Some("multi-thread") => tokio::runtime::Builder::new_multi_thread(),
+        Some("current-thread") => tokio::runtime::Builder::new_current_thread(),
+        Some(other) => {
+            return Err(
+                format!("--runtime is multi-thread or current-thread, not {other:?}").into(),
+            );
+        }
     };
     if let Some(unused) = options.keys().next() {
         return Err(format!("--{unused} is not used with these options\n{USAGE}").into());
@@ -63,9 +91,7 @@ fn main() -> Result<(), BoxError> {
         return Err(format!("nothing to serve: give --plain, --tls or both\n{USAGE}").into());
     }
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let runtime = runtime.enable_all().build()?;
     runtime.block_on(async {
         let mut listeners = tokio::task::JoinSet::new();
         if let Some((addr, answer)) = plain {
@@ -89,12 +115,32 @@ fn main() -> Result<(), BoxError> {
     })
 }
 
-/// The same response to every request: a clone of the body (a reference count) and the headers.
+/// The same response to every request: a clone of the body (a reference count) and the headers;
+/// with a br form, that one for a request that accepts br.
 #[derive(Clone)]
-struct Constant(Arc<(Bytes, HeaderMap)>);
+struct Constant(Arc<Answers>);
 
-fn answer(body: &Bytes, headers: HeaderMap) -> Constant {
-    Constant(Arc::new((body.clone(), headers)))
+struct Answers {
+    identity: (Bytes, HeaderMap),
+    br: Option<(Bytes, HeaderMap)>,
+}
+
+fn answer(body: &Bytes, headers: HeaderMap, br: Option<(Bytes, HeaderMap)>) -> Constant {
+    Constant(Arc::new(Answers {
+        identity: (body.clone(), headers),
+        br,
+    }))
+}
+
+/// Whether `Accept-Encoding` names br (the service weighs q-values too; browsers send none).
+fn accepts_br(request: &Request<Incoming>) -> bool {
+    request
+        .headers()
+        .get_all(http::header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .any(|coding| coding.trim().split(';').next() == Some("br"))
 }
 
 impl Service<Request<Incoming>> for Constant {
@@ -102,8 +148,12 @@ impl Service<Request<Incoming>> for Constant {
     type Error = Infallible;
     type Future = Ready<Result<Self::Response, Infallible>>;
 
-    fn call(&self, _request: Request<Incoming>) -> Self::Future {
-        let (body, headers) = &*self.0;
+    fn call(&self, request: Request<Incoming>) -> Self::Future {
+        let answers = &*self.0;
+        let (body, headers) = match &answers.br {
+            Some(br) if accepts_br(&request) => br,
+            _ => &answers.identity,
+        };
         // hyper adds `content-length` (the body's exact size) and `date`.
         let mut response = Response::new(Full::new(body.clone()));
         *response.headers_mut() = headers.clone();
