@@ -31,11 +31,9 @@ const LANES: usize = 16;
 /// Each connection's handshake, request and answer.
 const PER_CONNECTION: Duration = Duration::from_secs(20);
 
-/// What keeps one connection open: its stream, or for HTTP/2 the handle whose drop would end it.
-enum Open {
-    Http1(#[allow(dead_code)] tokio_rustls::client::TlsStream<TcpStream>),
-    Http2(#[allow(dead_code)] h2::client::SendRequest<Bytes>),
-}
+/// What keeps one connection open, held and never read: its stream, or for HTTP/2 the handle
+/// whose drop would end it.
+type Open = Box<dyn std::any::Any + Send>;
 
 #[derive(Clone)]
 struct Ask {
@@ -111,7 +109,7 @@ async fn open_and_ask(connector: &TlsConnector, ask: &Ask) -> Result<Open, BoxEr
     tcp.set_nodelay(true)?;
     let mut tls = connector.connect(ask.server_name.clone(), tcp).await?;
     if ask.http2 {
-        return ask_over_h2(tls, ask).await.map(Open::Http2);
+        return Ok(Box::new(ask_over_h2(tls, ask).await?));
     }
     let encoding = match &ask.encoding {
         Some(encoding) => format!("Accept-Encoding: {encoding}\r\n"),
@@ -125,7 +123,7 @@ async fn open_and_ask(connector: &TlsConnector, ask: &Ask) -> Result<Open, BoxEr
     );
     tls.write_all(request.as_bytes()).await?;
     read_answer(&mut tls).await?;
-    Ok(Open::Http1(tls))
+    Ok(Box::new(tls))
 }
 
 /// One stream on a new HTTP/2 connection, as a browser opens it; the connection is then driven
