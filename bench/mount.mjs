@@ -7,8 +7,11 @@
 //   warm  a second mount of the same URL in the same page, after the first frame is removed
 //
 // each with the service answering `Cache-Control: no-store` (the default) and with
-// `cache_max_age = "10m"` (cacheable page, ETag, 304 on If-None-Match). Prints a table and the
-// number of requests each warm mount made, and writes the samples as JSON.
+// `cache_max_age = "10m"` (cacheable page, ETag, 304 on If-None-Match), and beside them a
+// reference sandbox page of the ext-apps `basic-host` shape (bench/reference-sandbox.mjs: the
+// policy header from `?csp=`, `no-store`, the relay as a script of its own), with the same host,
+// the same latency and samples alternating, so that the table reads as ratios. Prints a table and
+// the number of requests each warm mount made, and writes the samples as JSON.
 //
 //   bench/mount.mjs     MOUNTS=10 (mounts per cell)  MOUNT_JSON=target/mount.json
 //                       MCP_SANDBOX_PROXY_BIN=path (default: the static release binary)
@@ -24,6 +27,7 @@ import { dirname, join, resolve } from 'node:path';
 import {
   BINARY, ROOT, freePort, html, launchChromium, makeCertificate, startProxy, startServer, tempDir,
 } from '../tests/browser/harness.mjs';
+import { startReferenceSandbox } from './reference-sandbox.mjs';
 
 const MOUNTS = positiveInt(process.env.MOUNTS, 10);
 const LATENCY_MS = 100;
@@ -33,6 +37,7 @@ const MOUNT_TIMEOUT_MS = 15_000;
 // second; anything near this is a hang.
 const WATCHDOG_MS = 60_000 + MOUNTS * 8_000;
 const SANDBOX = 'chat.sandbox.test';
+const REFERENCE = 'reference.sandbox.test';
 const READY = 'ui/notifications/sandbox-proxy-ready';
 // What a typical view asks for; the same URL for the cold and the warm mount.
 const CSP = { connectDomains: ['https://api.example.com'], resourceDomains: ['https://cdn.example.com'] };
@@ -119,11 +124,11 @@ function rejection(text) {
 }
 
 /** The page's caching headers as Chromium will see them (HTTP/1.1, straight to the service). */
-function pageHeaders(port, path) {
+function pageHeaders(port, path, name = SANDBOX) {
   return new Promise((resolveHeaders, reject) => {
     const req = httpsRequest({
-      host: '127.0.0.1', port, path, servername: SANDBOX, rejectUnauthorized: false,
-      headers: { host: `${SANDBOX}:${port}` }, timeout: 5_000,
+      host: '127.0.0.1', port, path, servername: name, rejectUnauthorized: false,
+      headers: { host: `${name}:${port}` }, timeout: 5_000,
     }, (res) => {
       res.resume();
       res.on('end', () => resolveHeaders({ status: res.statusCode, cacheControl: res.headers['cache-control'], etag: res.headers.etag }));
@@ -256,7 +261,7 @@ function tally(items) {
 
 async function main() {
   const dir = tempDir();
-  const cert = makeCertificate(dir, [SANDBOX]);
+  const cert = makeCertificate(dir, [SANDBOX, REFERENCE]);
   let browser; // launched once the services run, so that it is closed before they are
   const host = await startServer({ '/': html(HOST_PAGE) });
   stoppers.push(host.close);
@@ -295,6 +300,21 @@ async function main() {
     });
   }
   if (!services.length) throw new Error(`no config was accepted: ${JSON.stringify(results)}`);
+  // The reference page, served beside the service and sampled in turn with it.
+  // Its script is the sandbox document's own request, which the host page's emulation does not
+  // delay (see sample): the reference server holds that answer for the latency itself.
+  const reference = await startReferenceSandbox(cert, { scriptDelayMs: LATENCY_MS });
+  stoppers.push(reference.close);
+  const referenceConfig = { key: 'reference', label: 'reference (basic-host shape)', cacheMaxAge: null };
+  configs.push(referenceConfig);
+  const referenceOrigin = `https://${REFERENCE}:${reference.port}`;
+  const referenceSrc = `${referenceOrigin}/sandbox.html?csp=${encodeURIComponent(JSON.stringify(CSP))}`;
+  services.push({
+    config: referenceConfig,
+    page: await pageHeaders(reference.port, new URL(referenceSrc).pathname + new URL(referenceSrc).search, REFERENCE),
+    run: (latency, extra = {}) => sample(browser, { hostUrl, src: referenceSrc, latency, adminPort: null, sandboxOrigin: referenceOrigin, ...extra }),
+    samples: [],
+  });
   browser = await launchChromium({ spki: [cert.spki] });
   stoppers.push(() => browser.close());
 
@@ -387,6 +407,12 @@ function print(out, configs) {
   console.log(line(rows[0]));
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
   for (const r of rows.slice(1)) console.log(line(r));
+  const ref = out.configs.reference;
+  if (ref && !ref.skipped) {
+    const ratio = (key, k) => (out.configs[key]?.[k] ? (out.configs[key][k].median / ref[k].median).toFixed(2) : 'n/a');
+    console.log(`against the reference page (median over median, below 1: ours mounts sooner): no-store cold ${ratio('noStore', 'cold')}, ` +
+      `warm ${ratio('noStore', 'warm')}; cache 10m cold ${ratio('cache', 'cold')}, warm ${ratio('cache', 'warm')}`);
+  }
   const e = out.emulation;
   if (e) {
     const slow = e[`latency${out.latencyMs}`];
@@ -410,7 +436,7 @@ function print(out, configs) {
     const fmt = (t) => Object.entries(t).map(([k, v]) => `${k} in ${v}/${out.mounts}`).join(', ') || 'none';
     console.log(`${c.label} (cache-control: ${r.page.cacheControl}${r.page.etag ? `, etag ${r.page.etag}` : ''}): ` +
       `requests per warm mount — browser asked: ${fmt(w.browser)}; answered by: ${fmt(w.answeredBy)}; ` +
-      `reached the service: ${fmt(w.service)}; new connections: ${fmt(w.newConnections)}`);
+      (c.key === 'reference' ? '(the reference counts nothing of its own)' : `reached the service: ${fmt(w.service)}; new connections: ${fmt(w.newConnections)}`));
   }
   console.log(`JSON: ${JSON_OUT}`);
 }
