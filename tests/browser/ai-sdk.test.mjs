@@ -20,7 +20,7 @@ import { createServer as createTimeServer } from '@modelcontextprotocol/server-b
 import * as z from 'zod';
 import {
   serviceFixture, chatHost, CHAT_NAMES, startServer, startTlsServer, makeCertificate, tempDir,
-  bundleAiSdkHost, javascript, probeView,
+  bundleAiSdkHost, javascript, probeView, jsonApi,
 } from './harness.mjs';
 import { selectedEngines, until, consoleKnown } from './engines.mjs';
 
@@ -124,10 +124,7 @@ for (const engine of selectedEngines()) describe(`the Vercel AI SDK's MCPAppRend
     trust: [apiCert],
     host: async ({ hostPort }) => {
       api = await startTlsServer({
-        '/data': (req, res) => {
-          res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' });
-          res.end('{"ok":true}');
-        },
+        '/data': jsonApi,
       }, apiCert);
       apiOrigin = `https://api.outside.test:${api.port}`;
       const probe = await probeView({ connect: `${apiOrigin}/data`, camera: true });

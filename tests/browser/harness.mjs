@@ -16,7 +16,7 @@ import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
 import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { CHROMIUM, chromiumArgs, freePort, launch } from './engines.mjs';
+import { CHROMIUM, chromiumArgs, freePort, launch, until, hookConsole } from './engines.mjs';
 
 export { freePort };
 
@@ -66,6 +66,12 @@ export async function startProxy(configText, { args = [] } = {}) {
       return code;
     },
   };
+}
+
+/** A JSON answer any origin may read: the API a view's declared domain stands for. */
+export function jsonApi(req, res) {
+  res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' });
+  res.end('{"ok":true}');
 }
 
 /** A loopback HTTP server whose routes are `path → (req, res) => void`. */
@@ -248,6 +254,30 @@ export async function startSdkHost(port, { callTool } = {}) {
       return `/host?case=${encodeURIComponent(name)}`;
     },
   };
+}
+
+/**
+ * Opens the SDK host page `name` of `fx` (a serviceFixture whose host is `startSdkHost`) with
+ * `config` (its HOST_CONFIG, with `holdResource`), hooks the relay's console before the view is
+ * sent (views evaluate code as they load, not only later), then sends the view. Returns the page
+ * and the proxy page's frame; the page closes after the test `t`, its console in the diagnostics
+ * if it failed.
+ */
+export async function showOnSdkHost(fx, t, name, config) {
+  const path = fx.hostServer.page(name, { ...config, holdResource: true });
+  const page = await fx.browser.newPage();
+  t.after(async () => {
+    if (t.passed === false) t.diagnostic(page.console.map((line) => line.slice(0, 400)).join('\n'));
+    await page.close();
+  });
+  await page.goto(`${fx.hostOrigin}${path}`);
+  const proxyFrame = await until(async () => (await page.frames()).find((f) => f.url.startsWith(config.proxyUrl)),
+    'the proxy frame');
+  await until(() => proxyFrame.evaluate(() => document.readyState === 'complete').catch(() => false), 'the proxy page loaded');
+  await hookConsole(proxyFrame);
+  await until(() => page.evaluate(() => typeof window.sendResource === 'function'), 'the host ready to send the view');
+  await page.evaluate(() => window.sendResource());
+  return { page, proxyFrame };
 }
 
 /** The @mcp-ui/client AppRenderer host (renderer-host.jsx), bundled as one ES module. */

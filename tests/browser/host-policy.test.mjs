@@ -4,7 +4,7 @@
 // the <meta> is the view's policy, and a view that came without one gets the spec's default.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { serviceFixture, startTlsServer, makeCertificate, tempDir, view, report } from './harness.mjs';
+import { serviceFixture, startTlsServer, makeCertificate, tempDir, view, report, jsonApi } from './harness.mjs';
 import { selectedEngines } from './engines.mjs';
 
 const T = { timeout: 30_000 };
@@ -27,10 +27,7 @@ sandbox = "service.sandbox.test:${port}"
 
   before(async () => {
     api = await startTlsServer({
-      '/data': (req, res) => {
-        res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' });
-        res.end('{"ok":true}');
-      },
+      '/data': jsonApi,
     }, apiCert);
     apiOrigin = `https://api.outside.test:${api.port}`;
   });

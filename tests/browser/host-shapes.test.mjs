@@ -9,7 +9,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  serviceFixture, chatHost, CHAT_NAMES, startSdkHost, startTlsServer, makeCertificate, probeView, tempDir,
+  serviceFixture, chatHost, CHAT_NAMES, startSdkHost, startTlsServer, makeCertificate, probeView, tempDir, jsonApi,
 } from './harness.mjs';
 import { selectedEngines, until } from './engines.mjs';
 
@@ -32,10 +32,7 @@ for (const engine of selectedEngines()) {
 
     before(async () => {
       outside = await startTlsServer({
-        '/data': (req, res) => {
-          res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' });
-          res.end('{"ok":true}');
-        },
+        '/data': jsonApi,
         '/pixel.png': (req, res) => {
           res.writeHead(200, { 'content-type': 'image/png' });
           res.end(PIXEL);

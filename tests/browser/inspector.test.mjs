@@ -14,7 +14,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import {
-  serviceFixture, startTlsServer, makeCertificate, tempDir, probeView, freePort, ROOT,
+  serviceFixture, startTlsServer, makeCertificate, tempDir, probeView, freePort, ROOT, jsonApi,
 } from './harness.mjs';
 import { selectedEngines, until, consoleKnown } from './engines.mjs';
 
@@ -151,10 +151,7 @@ for (const engine of selectedEngines()) describe(`MCP Inspector 2.x through the 
     hosts: ({ hostPort, port }) => inspectorEntry(hostPort, port),
     host: async ({ hostPort, port }) => {
       api = await startTlsServer({
-        '/data': (req, res) => {
-          res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' });
-          res.end('{"ok":true}');
-        },
+        '/data': jsonApi,
       }, apiCert);
       const apiOrigin = `https://api.outside.test:${api.port}`;
       const probeFile = join(tempDir(), 'probe.html');

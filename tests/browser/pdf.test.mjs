@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { createServer as createPdfServer, allowedLocalFiles } from '@modelcontextprotocol/server-pdf';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { serviceFixture, startSdkHost, ROOT, tempDir } from './harness.mjs';
-import { selectedEngines, until, hookConsole, collectHooked } from './engines.mjs';
+import { serviceFixture, startSdkHost, showOnSdkHost, ROOT, tempDir } from './harness.mjs';
+import { selectedEngines, until, collectHooked } from './engines.mjs';
 
 const PDF_VIEW = readFileSync(join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-pdf', 'dist', 'mcp-app.html'), 'utf8');
 const TEXT = 'Sandboxed PDF';
@@ -80,20 +80,8 @@ sandbox = "strict.sandbox.test:${port}"
     const resource = await pdf.client.readResource({ uri: 'ui://pdf-viewer/mcp-app.html' });
     const { csp } = resource.contents[0]._meta.ui;
     assert.equal(resource.contents[0].text, PDF_VIEW, 'the server serves the packaged view');
-    const config = { proxyUrl, viewHtml: PDF_VIEW, csp, toolInput, toolResult, toolsUrl: '/tools', holdResource: true };
-    const path = fx.hostServer.page(`${sandbox}-${t.name}`, config);
-    const page = await fx.browser.newPage();
-    t.after(async () => {
-      if (t.passed === false) t.diagnostic(page.console.map((line) => line.slice(0, 400)).join('\n'));
-      await page.close();
-    });
-    await page.goto(`${fx.hostOrigin}${path}`);
-    const proxyFrame = await until(async () => (await page.frames()).find((f) => f.url.startsWith(proxyUrl)),
-      'the proxy frame');
-    await until(() => proxyFrame.evaluate(() => document.readyState === 'complete').catch(() => false), 'the proxy page loaded');
-    await hookConsole(proxyFrame);
-    await until(() => page.evaluate(() => typeof window.sendResource === 'function'), 'the host ready to send the view');
-    await page.evaluate(() => window.sendResource());
+    const config = { proxyUrl, viewHtml: PDF_VIEW, csp, toolInput, toolResult, toolsUrl: '/tools' };
+    const { page, proxyFrame } = await showOnSdkHost(fx, t, `${sandbox}-${t.name}`, config);
     const shown = async () => {
       for (const frame of await page.frames()) {
         const state = await frame.evaluate(() => {

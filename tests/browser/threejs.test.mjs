@@ -6,8 +6,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { serviceFixture, startSdkHost, ROOT } from './harness.mjs';
-import { selectedEngines, until, hookConsole, collectHooked } from './engines.mjs';
+import { serviceFixture, startSdkHost, showOnSdkHost, ROOT } from './harness.mjs';
+import { selectedEngines, until, collectHooked } from './engines.mjs';
 
 const THREEJS_VIEW = readFileSync(join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-threejs', 'dist', 'mcp-app.html'), 'utf8');
 
@@ -33,22 +33,8 @@ sandbox = "strict.sandbox.test:${port}"
     /** The SDK host showing the three.js view through `sandbox`; the page and the view's frame. */
     async function show(t, sandbox) {
       const proxyUrl = `http://${sandbox}:${fx.port}/sandbox.html`;
-      const config = { proxyUrl, viewHtml: THREEJS_VIEW, firstTime: 'first', secondTime: 'second', holdResource: true };
-      const path = fx.hostServer.page(sandbox, config);
-      const page = await fx.browser.newPage();
-      t.after(async () => {
-        if (t.passed === false) t.diagnostic(page.console.join('\n'));
-        await page.close();
-      });
-      await page.goto(`${fx.hostOrigin}${path}`);
-      // The relay's console is hooked before the view is sent: the view evaluates code as it
-      // loads (its schema library probes for eval), not only when it draws.
-      const proxyFrame = await until(async () => (await page.frames()).find((f) => f.url.startsWith(proxyUrl)),
-        'the proxy frame');
-      await until(() => proxyFrame.evaluate(() => document.readyState === 'complete').catch(() => false), 'the proxy page loaded');
-      await hookConsole(proxyFrame);
-      await until(() => page.evaluate(() => typeof window.sendResource === 'function'), 'the host ready to send the view');
-      await page.evaluate(() => window.sendResource());
+      const config = { proxyUrl, viewHtml: THREEJS_VIEW, firstTime: 'first', secondTime: 'second' };
+      const { page, proxyFrame } = await showOnSdkHost(fx, t, sandbox, config);
       const scene = async () => {
         for (const frame of await page.frames()) {
           const state = await frame.evaluate(() => {
