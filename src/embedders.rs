@@ -86,14 +86,22 @@ impl Embedders {
 impl fmt::Display for Embedders {
     /// Space-separated, as `frame-ancestors` lists sources.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, embedder) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str(" ")?;
-            }
-            embedder.fmt(f)?;
-        }
-        Ok(())
+        space_separated(f, self.iter())
     }
+}
+
+/// Writes `items` separated by single spaces.
+fn space_separated<T: fmt::Display>(
+    f: &mut fmt::Formatter<'_>,
+    items: impl Iterator<Item = T>,
+) -> fmt::Result {
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            f.write_str(" ")?;
+        }
+        item.fmt(f)?;
+    }
+    Ok(())
 }
 
 /// The exact origins one page is pinned to: never empty, never a pattern.
@@ -109,13 +117,7 @@ impl Pinned<'_> {
 impl fmt::Display for Pinned<'_> {
     /// Space-separated: the `frame-ancestors` sources.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, origin) in self.iter().enumerate() {
-            if i > 0 {
-                f.write_str(" ")?;
-            }
-            origin.fmt(f)?;
-        }
-        Ok(())
+        space_separated(f, self.iter())
     }
 }
 

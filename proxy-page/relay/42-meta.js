@@ -8,6 +8,7 @@
 // or after anything else is not one the view has from its start; in doubt, the answer is no.
 
 var META_PREFIX_ALLOWED = { html: true, head: true, meta: true, title: true };
+var TITLE_END = /<\/title/gi;
 
 // The HTML is a string the relay writes (document.write, srcdoc), not bytes to decode: a byte
 // order mark in it is a character, and starts the body like any text.
@@ -38,10 +39,12 @@ function startsWithPolicy(html) {
     if (tag.name === 'meta' && isPolicyMeta(tag.attributes)) return true;
     at = tag.end;
     if (tag.name === 'title') {
-      // Its text is not markup; the element ends at the first "</title".
-      var closing = html.toLowerCase().indexOf('</title', at);
-      if (closing === -1) return false;
-      var after = html.indexOf('>', closing);
+      // Its text is not markup; the element ends at the first "</title", in any case (searched
+      // from here, so that a large view is not copied to be lowered).
+      TITLE_END.lastIndex = at;
+      var closing = TITLE_END.exec(html);
+      if (closing === null) return false;
+      var after = html.indexOf('>', closing.index);
       if (after === -1) return false;
       at = after + 1;
     }

@@ -270,9 +270,8 @@ impl<'a> Walker<'a> {
     /// Who may frame a host's sandbox: one origin or pattern, or a short list of them.
     fn origins(&mut self, value: &Value<'_>, key: &str) -> Option<Embedders> {
         if let DeValue::String(raw) = value.get_ref() {
-            let one = raw.parse::<Embedder>();
-            let one = one.map_err(|e| format!("\"{raw}\": {e}"));
-            return match one.and_then(|one| Embedders::new(vec![one])) {
+            let one = raw.parse::<ListedEmbedder>();
+            return match one.and_then(|one| Embedders::new(vec![one.0])) {
                 Ok(embedders) => Some(embedders),
                 Err(message) => {
                     self.error_at(value, key, message);
