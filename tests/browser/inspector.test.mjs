@@ -217,7 +217,9 @@ for (const engine of selectedEngines()) describe(`MCP Inspector 2.x through the 
     if (consoleKnown(engine)) {
       const warned = sandboxWarnings(page);
       assert.ok(warned.length > 0 && warned.every((line) => line.includes('asks for camera')), warned.join('\n'));
+      // Both reasons where both hold (Chromium can tell the first): delegating alone would not do.
       if (engine === 'chromium') assert.ok(warned.some((line) => line.includes("the host's iframe does not delegate camera")), warned.join('\n'));
+      assert.ok(warned.some((line) => line.includes('it is opaque')), warned.join('\n'));
     }
   });
 });
