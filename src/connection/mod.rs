@@ -24,7 +24,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, mpsc, watch};
 
-use crate::body::Unsent;
+use crate::body::{CHUNK_BYTES, Unsent};
 use crate::generation::Endpoint;
 use crate::idle::OpenConnections;
 use crate::io::activity::Activity;
@@ -36,8 +36,19 @@ use crate::service::Transport;
 const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 /// Encrypted bytes rustls may queue for a client that is not reading (its default is 64 KiB).
 /// More than a socket buffer's worth gains no throughput: writes wait for the socket anyway;
-/// less memory per stalled connection lets more connections fit the same memory.
+/// less memory per stalled connection lets more connections fit the same memory. rustls takes
+/// of each write what fits under the limit, so HTTP/1.1's writes go out one full TLS record
+/// (16 KiB) at a time.
 const TLS_BUFFER_BYTES: usize = 16 * 1024;
+
+/// The same for HTTP/2, which writes each DATA frame (one body chunk) at once, after its 9-byte
+/// head and the small frames queued before it (other streams' HEADERS, WINDOW_UPDATE). At
+/// 16 KiB rustls took all but the frame's last bytes, and they left in a write of their own:
+/// five writes for a 33 KB page instead of three, and a fifth fewer pages a second.
+const TLS_H2_BUFFER_BYTES: usize = CHUNK_BYTES + H2_SMALL_FRAMES_BYTES;
+
+/// Room for a DATA frame's head and the small frames HTTP/2 queues before it.
+const H2_SMALL_FRAMES_BYTES: usize = 1024;
 
 /// What a connection needs to take part in a drain.
 #[derive(Clone)]
@@ -147,13 +158,15 @@ async fn serve_connection(
                     return;
                 }
             };
+            let h2 = tls_stream.get_ref().1.alpn_protocol() == Some(b"h2");
             // What rustls may hold of answers the client has not read; see `TLS_BUFFER_BYTES`.
-            tls_stream
-                .get_mut()
-                .1
-                .set_buffer_limit(Some(TLS_BUFFER_BYTES));
+            let buffer_limit = if h2 {
+                TLS_H2_BUFFER_BYTES
+            } else {
+                TLS_BUFFER_BYTES
+            };
+            tls_stream.get_mut().1.set_buffer_limit(Some(buffer_limit));
             let (_, session) = tls_stream.get_ref();
-            let h2 = session.alpn_protocol() == Some(b"h2");
             let sni = session.server_name().map(str::to_owned);
             activity = Activity::new();
             let tracked = listed.map(|open| open.track(activity.clone()));
