@@ -20,10 +20,13 @@ RUN target="$(uname -m)-unknown-linux-gnu" \
 FROM scratch AS runtime
 ARG VERSION=0.1.0
 ARG GIT_REVISION=unknown
+# The commit's time (scripts/release), so that the image is the same bytes whenever it is built.
+ARG CREATED=unknown
 COPY --from=build /out/mcp-sandbox-proxy /mcp-sandbox-proxy
 LABEL org.opencontainers.image.title="mcp-sandbox-proxy" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${GIT_REVISION}" \
+      org.opencontainers.image.created="${CREATED}" \
       org.opencontainers.image.description="The sandbox-proxy origin for MCP Apps views" \
       org.opencontainers.image.licenses="MIT OR Apache-2.0" \
       org.opencontainers.image.source="https://github.com/mcp-sandbox-proxy/mcp-sandbox-proxy" \

@@ -1,4 +1,5 @@
-//! Records the git revision for `--version` (a source tree without git says "unknown"), joins
+//! Records the git revision for `--version` (from git, or from the crate tarball's
+//! `.cargo_vcs_info.json`; a tree with neither says "unknown"), joins
 //! the relay's parts, and strips the proxy page's sources into `OUT_DIR` for the binary to
 //! serve (`src/minify.rs`).
 
@@ -12,21 +13,37 @@ fn main() {
     strip_proxy_page();
     let revision = std::env::var("MCP_SANDBOX_PROXY_GIT_REV")
         .ok()
-        .or_else(|| {
-            let out = Command::new("git")
-                .args(["rev-parse", "--short=12", "HEAD"])
-                .output()
-                .ok()?;
-            out.status
-                .success()
-                .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
-        })
+        .or_else(packaged_revision)
+        .or_else(git_revision)
         .filter(|rev| !rev.is_empty())
         .unwrap_or_else(|| "unknown".to_owned());
     println!("cargo:rustc-env=MCP_SANDBOX_PROXY_GIT_REV={revision}");
     println!("cargo:rerun-if-env-changed=MCP_SANDBOX_PROXY_GIT_REV");
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/refs/heads");
+}
+
+/// The commit a crate tarball was packaged from: `cargo package` writes it to
+/// `.cargo_vcs_info.json` (`"sha1": "<40 hex digits>"`), and the tarball has no `.git`.
+fn packaged_revision() -> Option<String> {
+    let info = std::fs::read_to_string(".cargo_vcs_info.json").ok()?;
+    println!("cargo:rerun-if-changed=.cargo_vcs_info.json");
+    let after_key = &info[info.find("\"sha1\"")? + "\"sha1\"".len()..];
+    let value = after_key.trim_start().strip_prefix(':')?.trim_start();
+    let sha = value.strip_prefix('"')?.get(..40)?;
+    sha.bytes()
+        .all(|b| b.is_ascii_hexdigit())
+        .then(|| sha[..12].to_owned())
+}
+
+fn git_revision() -> Option<String> {
+    let out = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
 /// `proxy-page/sandbox.html`, and the relay joined from `proxy-page/relay/*.js` in name order
