@@ -7,6 +7,7 @@ use http::{Request, Response};
 use hyper::body::Incoming;
 use tokio_rustls::TlsAcceptor;
 
+use crate::acme::{self, Challenges};
 use crate::body::Body;
 use crate::body::Unsent;
 use crate::config::{Config, Limits};
@@ -49,17 +50,32 @@ pub(crate) struct Generation {
 
 impl Generation {
     /// Builds everything a config needs before it can serve; fails without side effects.
-    pub(crate) fn build(config: Config, metrics: &Arc<Metrics>) -> Result<Generation, TlsError> {
+    /// `challenges`: the ACME validation answers, shared by every generation.
+    pub(crate) fn build(
+        config: Config,
+        metrics: &Arc<Metrics>,
+        challenges: &Arc<Challenges>,
+    ) -> Result<Generation, TlsError> {
         let service = Arc::new(Service::with_metrics(&config, metrics));
         let handler: Handler =
             Arc::new(move |req, transport, unsent| service.handle_on(req, transport, Some(unsent)));
         let (tls, certificates) = match &config.tls {
             Some(files) => {
                 let provider = tls::provider();
-                let resolver = tls::load_all(files, &provider)?;
+                // The certificates ACME has issued come after the files': chosen by their
+                // names, never the default for a client without SNI unless they are all.
+                let mut files = files.clone();
+                let tls_alpn = config.acme.as_ref().is_some_and(|acme| {
+                    files.certificates.extend(acme::issued(acme));
+                    acme.challenge == crate::config::Challenge::TlsAlpn01
+                });
+                let mut resolver = tls::load_all(&files, &provider)?;
+                if tls_alpn {
+                    resolver = resolver.answering_tls_alpn(challenges.clone());
+                }
                 let certificates = resolver.expiries();
                 let server_config =
-                    tls::server_config(Arc::new(resolver), provider, files.min_version)?;
+                    tls::server_config(Arc::new(resolver), provider, files.min_version, tls_alpn)?;
                 (
                     Some(TlsAcceptor::from(Arc::new(server_config))),
                     certificates,

@@ -19,6 +19,7 @@
 //! reload     SIGHUP or changed files → a new generation for every next request
 //! ```
 
+mod acme;
 mod admin;
 mod body;
 mod cli;

@@ -78,6 +78,8 @@ pub struct Metrics {
     accept_errors: AtomicU64,
     idle_connections_closed: AtomicU64,
     slow_heads_closed: AtomicU64,
+    acme_issued: AtomicU64,
+    acme_failed: AtomicU64,
     certificates: Mutex<Vec<CertExpiry>>,
 }
 
@@ -160,6 +162,16 @@ impl Metrics {
             &self.reloads_ok
         } else {
             &self.reloads_failed
+        };
+        counter.fetch_add(1, Relaxed);
+    }
+
+    /// An ACME order ended: a certificate issued and written, or not.
+    pub(crate) fn acme_ordered(&self, issued: bool) {
+        let counter = if issued {
+            &self.acme_issued
+        } else {
+            &self.acme_failed
         };
         counter.fetch_add(1, Relaxed);
     }
@@ -277,21 +289,23 @@ impl Metrics {
             "Connections closed at the connection cap, none being idle, after waiting a second or more for a head.",
             self.slow_heads_closed.load(Relaxed),
         );
-        header(
+        by_outcome(
             &mut out,
             "reloads_total",
-            "counter",
             "Config and certificate reloads, by outcome.",
+            [
+                ("success", self.reloads_ok.load(Relaxed)),
+                ("failure", self.reloads_failed.load(Relaxed)),
+            ],
         );
-        let _ = writeln!(
-            out,
-            "{PREFIX}_reloads_total{{outcome=\"success\"}} {}",
-            self.reloads_ok.load(Relaxed)
-        );
-        let _ = writeln!(
-            out,
-            "{PREFIX}_reloads_total{{outcome=\"failure\"}} {}",
-            self.reloads_failed.load(Relaxed)
+        by_outcome(
+            &mut out,
+            "acme_orders_total",
+            "ACME orders, by outcome: a certificate issued and written, or a failure (the current certificate keeps serving).",
+            [
+                ("issued", self.acme_issued.load(Relaxed)),
+                ("failure", self.acme_failed.load(Relaxed)),
+            ],
         );
         header(
             &mut out,
@@ -350,6 +364,19 @@ fn per_host_counter<'h>(
 fn counter(out: &mut String, name: &str, help: &str, value: u64) {
     header(out, name, "counter", help);
     let _ = writeln!(out, "{PREFIX}_{name} {value}");
+}
+
+/// A counter with one series per outcome.
+fn by_outcome<const N: usize>(
+    out: &mut String,
+    name: &str,
+    help: &str,
+    outcomes: [(&str, u64); N],
+) {
+    header(out, name, "counter", help);
+    for (outcome, value) in outcomes {
+        let _ = writeln!(out, "{PREFIX}_{name}{{outcome=\"{outcome}\"}} {value}");
+    }
 }
 
 fn gauge(out: &mut String, name: &str, help: &str, value: i64) {

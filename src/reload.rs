@@ -19,8 +19,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 
+use crate::acme::Challenges;
 use crate::config::{self, Config, Loaded, References};
 use crate::generation::{Endpoint, Generation};
 use crate::metrics::Metrics;
@@ -39,12 +40,16 @@ pub(crate) struct Reloader {
     /// Registered when the reloader is made, before the server reports that it listens: a
     /// SIGHUP that arrives while it starts must reload, not end the process.
     hangup: Hangup,
+    /// ACME wrote a new certificate: load it now, whatever the polling interval.
+    acme_issued: Arc<Notify>,
     state: State,
 }
 
 /// What the reloader's blocking work needs; it moves to the blocking pool and back.
 struct State {
     config: Config,
+    /// The ACME validation answers every generation's resolver reads.
+    challenges: Arc<Challenges>,
     endpoint: watch::Sender<Arc<Endpoint>>,
     metrics: Arc<Metrics>,
     watched: Watched,
@@ -84,9 +89,11 @@ impl Reloader {
         generation: Generation,
         endpoint: watch::Sender<Arc<Endpoint>>,
         metrics: Arc<Metrics>,
+        (challenges, acme_issued): (Arc<Challenges>, Arc<Notify>),
     ) -> Self {
         let state = State {
             config: generation.config,
+            challenges,
             endpoint,
             metrics,
             watched,
@@ -95,6 +102,7 @@ impl Reloader {
         };
         Reloader {
             hangup: hangup_signal(),
+            acme_issued,
             state,
         }
     }
@@ -103,6 +111,7 @@ impl Reloader {
     pub(crate) async fn run(self, mut stop: watch::Receiver<bool>) {
         let Reloader {
             mut hangup,
+            acme_issued,
             mut state,
         } = self;
         let interval = state.config.watch_interval;
@@ -123,6 +132,10 @@ impl Reloader {
                 _ = recv(&mut hangup) => |state| {
                     state.fingerprint = state.fingerprint();
                     state.reload("SIGHUP");
+                },
+                () = acme_issued.notified() => |state| {
+                    state.fingerprint = state.fingerprint();
+                    state.reload("ACME");
                 },
                 _ = ticks.tick(), if !interval.is_zero() => State::poll,
                 _ = retire_ticks.tick(), if !state.retired.is_empty() => State::free_retired,
@@ -192,7 +205,7 @@ impl State {
                 warnings: Vec::new(),
             },
         };
-        let generation = match Generation::build(config, &self.metrics) {
+        let generation = match Generation::build(config, &self.metrics, &self.challenges) {
             Ok(generation) => generation,
             Err(e) => return self.refuse(trigger, &e.to_string()),
         };

@@ -13,8 +13,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, watch};
 
+use crate::acme::{self, Acme, Challenges};
 use crate::config::Config;
 use crate::connection::{self, Admitted, Drain};
 use crate::generation::{Endpoint, Generation, Handler};
@@ -47,6 +48,8 @@ enum ListenerKind {
     Demo,
     /// `/livez`, `/readyz`, `/metrics`: answers through the drain, so probes see "not ready".
     Admin,
+    /// `[acme]`'s HTTP-01 answers, on a plain listener of their own: drained with the public one.
+    AcmeHttp,
 }
 
 impl ListenerKind {
@@ -55,6 +58,7 @@ impl ListenerKind {
             ListenerKind::Public => "public",
             ListenerKind::Demo => "demo",
             ListenerKind::Admin => "admin",
+            ListenerKind::AcmeHttp => "acme-http-01",
         }
     }
 }
@@ -93,6 +97,8 @@ pub struct Server {
     shutdown_grace: Duration,
     ready: Arc<AtomicBool>,
     reloader: reload::Reloader,
+    /// Keeps `[acme]`'s certificates current, while the server runs.
+    acme: Option<Acme>,
     metrics: Arc<Metrics>,
 }
 
@@ -111,7 +117,8 @@ impl Server {
         watched: Option<(reload::Watched, u64)>,
     ) -> Result<Server, ServeError> {
         let metrics = Metrics::new();
-        let generation = Generation::build(config, &metrics)?;
+        let challenges = Challenges::new();
+        let generation = Generation::build(config, &metrics, &challenges)?;
         metrics.set_certificates(generation.certificates.clone());
         let config = generation.config.clone();
         let (endpoint_tx, endpoint_rx) = watch::channel(generation.endpoint.clone());
@@ -133,9 +140,30 @@ impl Server {
             let handler: Handler = Arc::new(move |req, _, _| admin.handle(req));
             listeners.push(Listener::fixed(ListenerKind::Admin, addr, handler, &config).await?);
         }
+        if let Some(crate::config::Challenge::Http01 { listen }) =
+            config.acme.as_ref().map(|acme| acme.challenge)
+        {
+            let open = challenges.clone();
+            let handler: Handler = Arc::new(move |req, _, _| acme::http01_answer(&open, req));
+            listeners
+                .push(Listener::fixed(ListenerKind::AcmeHttp, listen, handler, &config).await?);
+        }
         // Without a fingerprint taken before the config was loaded, the files as they are now.
         let watched = watched.unwrap_or_else(|| reload::Watched::before_loading(config_path));
-        let reloader = reload::Reloader::new(watched, generation, endpoint_tx, metrics.clone());
+        let acme_reload = Arc::new(Notify::new());
+        let acme = config.acme.clone().map(|settings| Acme {
+            settings,
+            challenges: challenges.clone(),
+            reload: acme_reload.clone(),
+            metrics: metrics.clone(),
+        });
+        let reloader = reload::Reloader::new(
+            watched,
+            generation,
+            endpoint_tx,
+            metrics.clone(),
+            (challenges, acme_reload),
+        );
         Ok(Server {
             listeners,
             cap: Cap {
@@ -145,6 +173,7 @@ impl Server {
             shutdown_grace: config.limits.shutdown_grace,
             ready,
             reloader,
+            acme,
             metrics,
         })
     }
@@ -192,7 +221,7 @@ impl Server {
                     let task = accept_connections(listener, None, None, admin_stop_rx.clone());
                     admin_loop = Some(tokio::spawn(task));
                 }
-                ListenerKind::Public | ListenerKind::Demo => {
+                ListenerKind::Public | ListenerKind::Demo | ListenerKind::AcmeHttp => {
                     let cap = Some(self.cap.clone());
                     let task =
                         accept_connections(listener, cap, Some(drain.clone()), stop_rx.clone());
@@ -205,6 +234,9 @@ impl Server {
             self.metrics.clone(),
             stop_rx.clone(),
         ));
+        let acme = self
+            .acme
+            .map(|acme| tokio::spawn(acme.run(stop_rx.clone())));
         let reloader = tokio::spawn(self.reloader.run(stop_rx));
         shutdown.await;
         self.ready.store(false, Ordering::SeqCst);
@@ -215,6 +247,11 @@ impl Server {
         }
         let _ = reloader.await;
         let _ = trimmer.await;
+        if let Some(acme) = acme {
+            // An order in flight is dropped: its challenge answers go with it, and the next
+            // start orders again.
+            acme.abort();
+        }
         match tokio::time::timeout(self.shutdown_grace, alive_rx.recv()).await {
             Ok(_) => tracing::info!("drained: all connections closed"),
             Err(_) => tracing::warn!("shutdown grace ran out; closing the remaining connections"),

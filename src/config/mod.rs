@@ -5,6 +5,7 @@
 //! `hosts_dir` adds every `*.toml` file in it as more `[[hosts]]` entries (one file per tenant),
 //! each walked the same way and named in its own messages.
 
+mod acme;
 mod cross_check;
 mod host_entry;
 mod problem;
@@ -26,7 +27,10 @@ use crate::signing::PolicyKeys;
 
 use walk::Walker;
 
+pub use acme::{AcmeName, AcmeSettings};
 pub use problem::{ConfigError, Problem};
+
+pub(crate) use acme::{Challenge, SYSTEM_CA_BUNDLES};
 
 pub(crate) use references::{References, references_in};
 pub(crate) use tenants::tenant_files;
@@ -45,6 +49,8 @@ pub struct Config {
     pub(crate) admin_listen: Option<SocketAddr>,
     /// `None`: plain HTTP (behind a TLS-terminating load balancer, or local development).
     pub tls: Option<TlsFiles>,
+    /// Certificates issued and renewed by an ACME CA, beside (or instead of) `tls`'s files.
+    pub acme: Option<AcmeSettings>,
     pub hosts: Vec<HostEntry>,
     /// A folder whose `*.toml` files hold more `[[hosts]]` entries, one file per tenant.
     pub(crate) hosts_dir: Option<PathBuf>,
@@ -57,7 +63,8 @@ pub struct Config {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct TlsFiles {
-    /// The first pair is the default certificate; the rest are chosen by SNI.
+    /// The first pair is the default certificate; the rest are chosen by SNI. Empty when
+    /// every certificate comes from `[acme]`.
     pub certificates: Vec<CertFiles>,
     /// `Strict-Transport-Security: max-age`; zero leaves the header out.
     pub hsts_max_age: Duration,
@@ -227,11 +234,13 @@ impl Config {
     /// The other files this config reads, as a reload watches them.
     pub(crate) fn references(&self) -> References {
         References {
+            // ACME's files too, present or not yet: a new certificate is loaded as it appears.
             certificates: self
                 .tls
                 .iter()
                 .flat_map(|tls| tls.certificates.iter())
                 .flat_map(|pair| [pair.cert.clone(), pair.key.clone()])
+                .chain(self.acme.iter().flat_map(AcmeSettings::watched_files))
                 .collect(),
             hosts_dir: self.hosts_dir.clone(),
         }

@@ -161,6 +161,7 @@ impl<'a> Walker<'a> {
             "watch_interval",
             "cache_max_age",
             "tls",
+            "acme",
             "hosts",
             "hosts_dir",
             "limits",
@@ -181,7 +182,7 @@ impl<'a> Walker<'a> {
             .get("admin_listen")
             .and_then(|v| self.socket_addr(v, "admin_listen"));
         let tls = match doc.get("tls") {
-            Some(value) => self.tls(value),
+            Some(value) => self.tls(value, doc.contains_key("acme")),
             None => None,
         };
         let limits = match doc.get("limits") {
@@ -229,11 +230,22 @@ impl<'a> Walker<'a> {
             }
         }
         self.cross_check_hosts(&placed, default_port);
+        let hosts: Vec<HostEntry> = placed.into_iter().map(|p| p.entry).collect();
+        let acme = match doc.get("acme") {
+            Some(value) if !doc.contains_key("tls") => {
+                let message = "issues certificates for a TLS listener: add [tls] (its cert and key may then be left out)";
+                self.error_at(value, "acme", message.into());
+                None
+            }
+            Some(value) => Some(self.acme(value, &hosts)?),
+            None => None,
+        };
         Some(Config {
             listen: listen?,
             admin_listen,
             tls,
-            hosts: placed.into_iter().map(|p| p.entry).collect(),
+            acme,
+            hosts,
             hosts_dir: hosts_dir.and_then(|(_, dir)| dir),
             limits,
             demo_listen: None,
@@ -311,14 +323,19 @@ impl<'a> Walker<'a> {
         })
     }
 
-    pub(super) fn tls(&mut self, value: &Value<'_>) -> Option<TlsFiles> {
+    /// `[tls]`; with `[acme]` its `cert` and `key` may be left out.
+    pub(super) fn tls(&mut self, value: &Value<'_>, with_acme: bool) -> Option<TlsFiles> {
         let table = self.table(value, "tls")?;
         self.reject_unknown_keys(
             table,
             "tls",
             &["cert", "key", "extra", "hsts_max_age", "min_version"],
         );
-        let mut certificates = vec![self.cert_files(table, value, "tls")];
+        let files_given = table.contains_key("cert") || table.contains_key("key");
+        let mut certificates = Vec::new();
+        if files_given || !with_acme {
+            certificates.push(self.cert_files(table, value, "tls"));
+        }
         if let Some(extra) = table.get("extra") {
             match extra.get_ref() {
                 DeValue::Array(items) => {

@@ -158,7 +158,14 @@ async fn serve_connection(
                     return;
                 }
             };
-            let h2 = tls_stream.get_ref().1.alpn_protocol() == Some(b"h2");
+            let alpn = tls_stream.get_ref().1.alpn_protocol();
+            if alpn == Some(crate::tls::ACME_TLS_ALPN) {
+                // A CA's TLS-ALPN-01 check: the handshake was the answer (RFC 8737); nothing
+                // is served on such a connection.
+                tracing::debug!(%peer, "ACME validation handshake answered");
+                return;
+            }
+            let h2 = alpn == Some(b"h2");
             // What rustls may hold of answers the client has not read; see `TLS_BUFFER_BYTES`.
             let buffer_limit = if h2 {
                 TLS_H2_BUFFER_BYTES

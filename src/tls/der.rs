@@ -1,9 +1,14 @@
-//! The few lines of DER a certificate's `notAfter` takes: `Certificate → tbsCertificate →
-//! validity → notAfter`, instead of an X.509 crate.
+//! The few lines of DER a certificate's validity takes: `Certificate → tbsCertificate →
+//! validity`, instead of an X.509 crate.
 
-/// The `notAfter` of a DER certificate, in seconds since the epoch. A few lines of DER instead
-/// of an X.509 crate: `Certificate → tbsCertificate → validity → notAfter` is all that is read.
+/// The `notAfter` of a DER certificate, in seconds since the epoch.
 pub(super) fn not_after(der: &[u8]) -> Option<i64> {
+    validity(der).map(|(_, not_after)| not_after)
+}
+
+/// `notBefore` and `notAfter` of a DER certificate, in seconds since the epoch. A few lines of
+/// DER instead of an X.509 crate: `Certificate → tbsCertificate → validity` is all that is read.
+pub(crate) fn validity(der: &[u8]) -> Option<(i64, i64)> {
     let (_, certificate, _) = der_element(der)?;
     let (_, mut tbs, _) = der_element(certificate)?;
     // An explicit [0] version comes first when present.
@@ -14,9 +19,10 @@ pub(super) fn not_after(der: &[u8]) -> Option<i64> {
     let rest = der_element(rest)?.2; // signature
     let rest = der_element(rest)?.2; // issuer
     let (_, validity, _) = der_element(rest)?;
-    let after_not_before = der_element(validity)?.2;
+    let (tag, time, after_not_before) = der_element(validity)?;
+    let not_before = parse_der_time(tag, time)?;
     let (tag, time, _) = der_element(after_not_before)?;
-    parse_der_time(tag, time)
+    Some((not_before, parse_der_time(tag, time)?))
 }
 
 /// One DER element: (tag, contents, the bytes after it).

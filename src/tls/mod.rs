@@ -23,6 +23,8 @@ use crate::config::{CertFiles, TlsFiles, TlsVersion};
 use crate::metrics::CertExpiry;
 use der::not_after;
 
+pub(crate) use der::validity;
+
 /// Why TLS material cannot be used; names the file and what is wrong with it.
 #[derive(Debug, thiserror::Error)]
 pub enum TlsError {
@@ -41,6 +43,15 @@ pub enum TlsError {
     KeyMismatch { cert: String, key: String },
     #[error("TLS setup: {0}")]
     Rustls(#[from] rustls::Error),
+}
+
+/// The ALPN protocol of TLS-ALPN-01 validation connections (RFC 8737).
+pub(crate) const ACME_TLS_ALPN: &[u8] = b"acme-tls/1";
+
+/// The certificates that answer TLS-ALPN-01 validation connections, by name, while their
+/// challenges are open (kept by `acme`).
+pub(crate) trait ValidationCertificates: Send + Sync + fmt::Debug {
+    fn for_name(&self, name: &str) -> Option<Arc<CertifiedKey>>;
 }
 
 /// The one crypto provider of the service.
@@ -162,6 +173,8 @@ pub(crate) struct SniResolver {
     exact: HashMap<String, usize>,
     /// `parent` of a `*.parent` name → certificate index.
     wildcard: HashMap<String, usize>,
+    /// Open TLS-ALPN-01 challenges, answered to the CA's validation connections only.
+    challenges: Option<Arc<dyn ValidationCertificates>>,
 }
 
 impl SniResolver {
@@ -180,7 +193,17 @@ impl SniResolver {
             certs,
             exact,
             wildcard,
+            challenges: None,
         }
+    }
+
+    /// The same, also answering TLS-ALPN-01 validation connections from `challenges`.
+    pub(crate) fn answering_tls_alpn(
+        mut self,
+        challenges: Arc<dyn ValidationCertificates>,
+    ) -> Self {
+        self.challenges = Some(challenges);
+        self
     }
 
     /// Each certificate's file and `notAfter`, for metrics and `check`.
@@ -218,6 +241,17 @@ impl SniResolver {
 
 impl ResolvesServerCert for SniResolver {
     fn resolve(&self, hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        if let Some(challenges) = &self.challenges {
+            // RFC 8737: a validation connection offers `acme-tls/1` and nothing else, and gets
+            // the validation certificate; no other connection ever does.
+            let mut offered = hello.alpn().into_iter().flatten();
+            let validation = offered.next() == Some(ACME_TLS_ALPN) && offered.next().is_none();
+            if validation {
+                return hello
+                    .server_name()
+                    .and_then(|name| challenges.for_name(name));
+            }
+        }
         let chosen = self.for_name(hello.server_name());
         if chosen.is_none() {
             tracing::debug!(sni = ?hello.server_name(), "no certificate for the requested name");
@@ -240,11 +274,13 @@ pub(crate) fn load_all(
 }
 
 /// The rustls server config: TLS 1.3 and (unless `min_version` is 1.3) 1.2, with the
-/// provider's default suites (AEAD with forward secrecy only), ALPN h2 then http/1.1.
+/// provider's default suites (AEAD with forward secrecy only), ALPN h2 then http/1.1, and
+/// `acme-tls/1` last when TLS-ALPN-01 challenges are answered (`tls_alpn`).
 pub(crate) fn server_config(
     resolver: Arc<SniResolver>,
     provider: Arc<CryptoProvider>,
     min_version: TlsVersion,
+    tls_alpn: bool,
 ) -> Result<ServerConfig, TlsError> {
     let versions: &[&rustls::SupportedProtocolVersion] = match min_version {
         TlsVersion::Tls12 => &[&version::TLS13, &version::TLS12],
@@ -255,6 +291,9 @@ pub(crate) fn server_config(
         .with_no_client_auth()
         .with_cert_resolver(resolver);
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    if tls_alpn {
+        config.alpn_protocols.push(ACME_TLS_ALPN.to_vec());
+    }
     Ok(config)
 }
 

@@ -1,0 +1,197 @@
+//! Built-in ACME (RFC 8555): certificates for the sandbox names, ordered from the configured CA
+//! and renewed before they expire, answered on the listeners the service already has.
+//!
+//! Never worse than certificate files:
+//! - an issued certificate is written to the state directory whole (see `store`), then loaded
+//!   by a reload like any other certificate, so a bad one is refused and the old one serves;
+//! - a failed order changes nothing that serves: it is logged, counted
+//!   (`acme_orders_total{outcome="failure"}`) and retried after a back-off;
+//! - a name with no certificate yet gets none at all (its handshakes fail, which the log says
+//!   once), never another name's certificate;
+//! - a restart with the state directory in place orders nothing until renewal is due.
+
+mod challenges;
+mod client;
+mod http01;
+mod order;
+mod renewal;
+mod store;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use instant_acme::{Account, AccountCredentials, NewAccount};
+use tokio::sync::{Notify, watch};
+
+use crate::config::{AcmeName, AcmeSettings};
+use crate::metrics::Metrics;
+use crate::tls;
+use store::Readers;
+
+pub(crate) use challenges::Challenges;
+pub(crate) use client::roots_file;
+pub(crate) use http01::answer as http01_answer;
+pub(crate) use store::issued;
+
+/// The task that keeps every name's certificate current.
+pub(crate) struct Acme {
+    pub(crate) settings: AcmeSettings,
+    pub(crate) challenges: Arc<Challenges>,
+    /// Asks the reloader to load the state directory's new files now.
+    pub(crate) reload: Arc<Notify>,
+    pub(crate) metrics: Arc<Metrics>,
+}
+
+/// Where one name stands.
+struct Due {
+    /// Seconds since the epoch when the next order starts.
+    at: i64,
+    failures: u32,
+}
+
+impl Acme {
+    /// Orders what is due, sleeps until the next is, until `stop` changes.
+    pub(crate) async fn run(self, mut stop: watch::Receiver<bool>) {
+        let mut due = self.schedule_from_disk();
+        let mut account: Option<Account> = None;
+        loop {
+            let started = now();
+            for name in self.settings.names.clone() {
+                let Some(entry) = due.get(&name) else {
+                    continue;
+                };
+                if entry.at > started {
+                    continue;
+                }
+                let outcome = match &account {
+                    Some(account) => self.order(account, &name).await,
+                    None => match self.account().await {
+                        Ok(ready) => {
+                            let outcome = self.order(&ready, &name).await;
+                            account = Some(ready);
+                            outcome
+                        }
+                        Err(e) => Err(e),
+                    },
+                };
+                let failures = due.get(&name).map_or(0, |d| d.failures);
+                let next = match outcome {
+                    Ok(issued) => {
+                        self.metrics.acme_ordered(true);
+                        self.reload.notify_one();
+                        let at = renewal::renew_at(
+                            issued.not_before,
+                            issued.not_after,
+                            renewal::jitter(),
+                        );
+                        tracing::info!(name = %name, not_after = issued.not_after, renew_at = at, "ACME: certificate issued");
+                        Due { at, failures: 0 }
+                    }
+                    Err(reason) => {
+                        self.metrics.acme_ordered(false);
+                        let failures = failures + 1;
+                        let wait = renewal::retry_after(failures);
+                        tracing::warn!(name = %name, error = %reason, retry_in_seconds = wait.as_secs(), "ACME: the order failed; the current certificate, if any, keeps serving");
+                        Due {
+                            at: now() + secs(wait),
+                            failures,
+                        }
+                    }
+                };
+                due.insert(name, next);
+            }
+            let next = due.values().map(|d| d.at).min().unwrap_or(i64::MAX);
+            let wait = Duration::from_secs(u64::try_from(next - now()).unwrap_or(0).max(1));
+            tokio::select! {
+                _ = stop.changed() => return,
+                () = tokio::time::sleep(wait.min(Duration::from_secs(3600))) => {}
+            }
+        }
+    }
+
+    /// Each name's next order: now for a name without a certificate on disk, otherwise at its
+    /// renewal point.
+    fn schedule_from_disk(&self) -> HashMap<AcmeName, Due> {
+        let mut due = HashMap::new();
+        for name in &self.settings.names {
+            let files = self.settings.cert_files(name);
+            let validity = std::fs::read(&files.cert).ok().and_then(|pem| {
+                use rustls_pki_types::pem::PemObject;
+                let leaf = rustls_pki_types::CertificateDer::pem_slice_iter(&pem)
+                    .next()?
+                    .ok()?;
+                tls::validity(&leaf)
+            });
+            let at = match validity {
+                Some((not_before, not_after)) if files.key.is_file() => {
+                    let at = renewal::renew_at(not_before, not_after, renewal::jitter());
+                    tracing::info!(name = %name, not_after, renew_at = at, "ACME: certificate on disk");
+                    at
+                }
+                _ => {
+                    tracing::warn!(name = %name, "ACME: no certificate yet; handshakes for this name fail until an order succeeds");
+                    0
+                }
+            };
+            due.insert(name.clone(), Due { at, failures: 0 });
+        }
+        due
+    }
+
+    async fn order(&self, account: &Account, name: &AcmeName) -> Result<order::Issued, String> {
+        tracing::info!(name = %name, challenge = self.settings.challenge.name(), "ACME: ordering a certificate");
+        order::issue(account, &self.settings, name, &self.challenges).await
+    }
+
+    /// The account from its credentials file, or a new one whose credentials are saved there.
+    async fn account(&self) -> Result<Account, String> {
+        let roots_path = roots_file(self.settings.ca_roots.as_deref())?;
+        let roots = client::load_roots(&roots_path)?;
+        let http = || client::Client::new(roots.clone()).map(|c| Box::new(c) as _);
+        let path = &self.settings.account_key;
+        match std::fs::read(path) {
+            Ok(bytes) => {
+                let credentials: AccountCredentials =
+                    serde_json::from_slice(&bytes).map_err(|e| {
+                        format!("{}: not ACME account credentials: {e}", path.display())
+                    })?;
+                Account::builder_with_http(http()?)
+                    .from_credentials(credentials)
+                    .await
+                    .map_err(|e| format!("restoring the ACME account: {e}"))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let contact: Vec<&str> = self.settings.contact.iter().map(|c| c.as_str()).collect();
+                let new = NewAccount {
+                    contact: &contact,
+                    terms_of_service_agreed: true,
+                    only_return_existing: false,
+                };
+                let (account, credentials) = Account::builder_with_http(http()?)
+                    .create(&new, self.settings.directory.clone(), None)
+                    .await
+                    .map_err(|e| {
+                        format!(
+                            "creating an ACME account at {}: {e}",
+                            self.settings.directory
+                        )
+                    })?;
+                let json = serde_json::to_vec_pretty(&credentials).map_err(|e| e.to_string())?;
+                store::write_atomically(path, &json, Readers::Owner)
+                    .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+                tracing::info!(account = account.id(), file = %path.display(), "ACME: account created");
+                Ok(account)
+            }
+            Err(e) => Err(format!("{}: cannot read: {e}", path.display())),
+        }
+    }
+}
+
+fn now() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, secs)
+}
+
+fn secs(d: Duration) -> i64 {
+    i64::try_from(d.as_secs()).unwrap_or(i64::MAX)
+}

@@ -1,0 +1,299 @@
+//! `[acme]` against a real ACME server: Debian's `pebble` (RFC 8555's test server) on loopback,
+//! validating through a DNS responder of the test's own that sends every name to 127.0.0.1.
+//! Ignored by plain `cargo test` (pebble is a Debian package); `scripts/test rust` installs it
+//! and runs these.
+
+mod common;
+
+use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use common::net::tls_client_trusting;
+use common::process::Serving;
+use rustls::pki_types::ServerName;
+use rustls::pki_types::pem::PemObject;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const NAME: &str = "chat.sandbox.test";
+
+/// A free loopback port (bound and let go: the OS does not hand it out again at once).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Answers every A query with 127.0.0.1 and every other query with no record, until dropped.
+struct Dns {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+}
+
+impl Dns {
+    fn start() -> Dns {
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket
+            .set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        let addr = socket.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 512];
+            while !stopped.load(Ordering::Relaxed) {
+                let Ok((n, from)) = socket.recv_from(&mut buf) else {
+                    continue;
+                };
+                if let Some(reply) = dns_reply(&buf[..n]) {
+                    let _ = socket.send_to(&reply, from);
+                }
+            }
+        });
+        Dns { addr, stop }
+    }
+}
+
+impl Drop for Dns {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The reply to one query: its header and question echoed, and for type A one answer.
+fn dns_reply(query: &[u8]) -> Option<Vec<u8>> {
+    if query.len() < 12 {
+        return None;
+    }
+    // The question: labels up to the root, then type and class.
+    let mut at = 12;
+    while *query.get(at)? != 0 {
+        at += usize::from(query[at]) + 1;
+    }
+    let question_end = at + 5;
+    let qtype = u16::from_be_bytes([*query.get(at + 1)?, *query.get(at + 2)?]);
+    let mut reply = query.get(..question_end)?.to_vec();
+    reply[2] = 0x84 | (query[2] & 0x01); // a response, authoritative, RD copied
+    reply[3] = 0x00; // no error
+    let answers: u16 = if qtype == 1 { 1 } else { 0 };
+    reply[4..6].copy_from_slice(&1u16.to_be_bytes());
+    reply[6..8].copy_from_slice(&answers.to_be_bytes());
+    reply[8..12].fill(0);
+    if qtype == 1 {
+        // A pointer to the question's name, type A, class IN, TTL 0, 127.0.0.1.
+        reply.extend_from_slice(&[0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 0, 0, 4, 127, 0, 0, 1]);
+    }
+    Some(reply)
+}
+
+/// pebble on loopback, validating challenges against `tls_port` and `http_port`.
+struct Pebble {
+    child: Child,
+    directory: String,
+    management: SocketAddr,
+    /// The PEM certificate of pebble's own listeners (the ACME client's `ca_roots`).
+    listener_cert: PathBuf,
+    _dns: Dns,
+}
+
+impl Pebble {
+    fn start(dir: &Path, tls_port: u16, http_port: u16, validity_seconds: u64) -> Pebble {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let params =
+            rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+                .unwrap();
+        let cert = params.self_signed(&key).unwrap();
+        let listener_cert = dir.join("pebble-listener.pem");
+        let listener_key = dir.join("pebble-listener.key");
+        std::fs::write(&listener_cert, cert.pem()).unwrap();
+        std::fs::write(&listener_key, key.serialize_pem()).unwrap();
+        let (acme_port, management_port) = (free_port(), free_port());
+        let config = serde_json::json!({ "pebble": {
+            "listenAddress": format!("127.0.0.1:{acme_port}"),
+            "managementListenAddress": format!("127.0.0.1:{management_port}"),
+            "certificate": listener_cert,
+            "privateKey": listener_key,
+            "httpPort": http_port,
+            "tlsPort": tls_port,
+            "certificateValidityPeriod": validity_seconds,
+        }});
+        let config_path = dir.join("pebble.json");
+        std::fs::write(&config_path, config.to_string()).unwrap();
+        let dns = Dns::start();
+        let log = std::fs::File::create(dir.join("pebble.log")).unwrap();
+        let child = Command::new("pebble")
+            .args(["-config", &config_path.display().to_string()])
+            .args(["-dnsserver", &dns.addr.to_string()])
+            .env("PEBBLE_VA_NOSLEEP", "1")
+            .env("PEBBLE_WFE_NONCEREJECT", "0")
+            .env("PEBBLE_AUTHZREUSE", "0")
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("pebble runs (Debian's pebble package; scripts/test rust installs it)");
+        let management: SocketAddr = format!("127.0.0.1:{management_port}").parse().unwrap();
+        let start = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", acme_port)).is_err() {
+            assert!(start.elapsed() < Duration::from_secs(20), "pebble listens");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Pebble {
+            child,
+            directory: format!("https://127.0.0.1:{acme_port}/dir"),
+            management,
+            listener_cert,
+            _dns: dns,
+        }
+    }
+
+    /// The root pebble issues under (it makes a new one at every start).
+    async fn root(&self) -> Vec<u8> {
+        let pem = std::fs::read(&self.listener_cert).unwrap();
+        let der = rustls::pki_types::CertificateDer::from_pem_slice(&pem).unwrap();
+        let tcp = TcpStream::connect(self.management).await.unwrap();
+        let name = ServerName::try_from("127.0.0.1").unwrap();
+        let mut tls = tls_client_trusting(&[der.to_vec()], &[b"http/1.1"])
+            .connect(name, tcp)
+            .await
+            .unwrap();
+        tls.write_all(b"GET /roots/0 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut response = Vec::new();
+        let _ = tls.read_to_end(&mut response).await;
+        let text = String::from_utf8_lossy(&response);
+        let body = &text[text.find("-----BEGIN").expect("a PEM root")..];
+        rustls::pki_types::CertificateDer::from_pem_slice(body.as_bytes())
+            .unwrap()
+            .to_vec()
+    }
+}
+
+impl Drop for Pebble {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The service's config: TLS on `port` with no certificate file, every certificate from pebble.
+fn service_config(dir: &Path, pebble: &Pebble, port: u16) -> String {
+    let text = format!(
+        r#"listen = "127.0.0.1:{port}"
+[tls]
+[acme]
+directory = "{}"
+ca_roots = {:?}
+terms_of_service_agreed = true
+contact = ["mailto:ops@sandbox.test"]
+state_dir = {:?}
+[[hosts]]
+origin = "https://chat.example.com"
+sandbox = "{NAME}"
+"#,
+        pebble.directory,
+        pebble.listener_cert,
+        dir.join("state"),
+    );
+    let path = dir.join("config.toml");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+fn serve(config: &str, port: u16) -> Serving {
+    let listen = format!("127.0.0.1:{port}");
+    Serving::start_with(config, None, &[("MCP_SANDBOX_PROXY_LISTEN", &listen)])
+}
+
+/// Waits (bounded) for a log line.
+fn wait_for(serving: &Serving, message: &str, within: Duration) {
+    let start = Instant::now();
+    while serving.log_count(message) == 0 && start.elapsed() < within {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Found, or the panic that shows every line the service wrote.
+    serving.wait_for_log(message);
+}
+
+/// The page over TLS with SNI `NAME`, trusting only `root`: the handshake's leaf and the status.
+async fn fetch_page(port: u16, root: &[u8]) -> Result<(Vec<u8>, String), String> {
+    let tcp = TcpStream::connect(("127.0.0.1", port))
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut tls = tls_client_trusting(&[root.to_vec()], &[b"http/1.1"])
+        .connect(ServerName::try_from(NAME).unwrap(), tcp)
+        .await
+        .map_err(|e| e.to_string())?;
+    let leaf = tls.get_ref().1.peer_certificates().unwrap()[0].to_vec();
+    let request = format!("GET / HTTP/1.1\r\nHost: {NAME}\r\nConnection: close\r\n\r\n");
+    tls.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    let _ = tls.read_to_end(&mut response).await;
+    let status = String::from_utf8_lossy(&response)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    Ok((leaf, status))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs pebble (Debian); scripts/test rust installs it and runs this"]
+async fn tls_alpn_01_issues_a_certificate_that_sni_serves_and_a_restart_reuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let pebble = Pebble::start(dir.path(), port, free_port(), 3600);
+    let config = service_config(dir.path(), &pebble, port);
+    let serving = serve(&config, port);
+    let root = pebble.root().await;
+
+    // Before the first order succeeds, the name has no certificate at all.
+    wait_for(
+        &serving,
+        "ACME: certificate issued",
+        Duration::from_secs(60),
+    );
+    wait_for(
+        &serving,
+        "reloaded: new connections use the new config and certificates",
+        Duration::from_secs(10),
+    );
+    let (leaf, status) = fetch_page(port, &root)
+        .await
+        .expect("a handshake with the issued certificate");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    let state = dir.path().join("state");
+    assert!(state.join("account.json").is_file());
+    #[cfg(unix)]
+    for private in [
+        state.join("account.json"),
+        state.join("certs").join(format!("{NAME}.key")),
+    ] {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&private).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", private.display());
+    }
+    assert!(serving.stop().success());
+
+    // A restart with the state in place orders nothing and serves the same certificate.
+    let again = serve(&config, port);
+    wait_for(&again, "ACME: certificate on disk", Duration::from_secs(10));
+    let (served, status) = fetch_page(port, &root)
+        .await
+        .expect("served from the state directory");
+    assert_eq!(served, leaf, "the same certificate");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(
+        again.log_count("ACME: ordering a certificate"),
+        0,
+        "no new order"
+    );
+    assert!(again.stop().success());
+}
