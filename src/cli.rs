@@ -246,7 +246,20 @@ fn check(path: &Path) -> ExitCode {
     }
     print_review(&config);
     if let Some(files) = &config.tls {
-        let resolver = match tls::load_all(files, &tls::provider()) {
+        let mut files = files.clone();
+        let mut ordered = Vec::new();
+        if let Some(acme) = &config.acme {
+            files.certificates.extend(crate::acme::issued(acme));
+            ordered.extend(acme.names.iter().map(|name| name.as_str()));
+            match crate::acme::plan(acme) {
+                Ok(lines) => lines.iter().for_each(|line| println!("{line}")),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        let resolver = match tls::load_all(&files, &tls::provider()) {
             Ok(resolver) => resolver,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -254,7 +267,7 @@ fn check(path: &Path) -> ExitCode {
             }
         };
         let now = i64::try_from(crate::signing::unix_now()).unwrap_or(i64::MAX);
-        let report = resolver.report(&config.hosts, now);
+        let report = resolver.report(&config.hosts, &ordered, now);
         for warning in &report.warnings {
             println!("warning: {warning}");
         }

@@ -9,7 +9,7 @@ use std::net::{SocketAddr, TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use common::net::tls_client_trusting;
@@ -30,9 +30,11 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// Answers every A query with 127.0.0.1 and every other query with no record, until dropped.
+/// Answers every A query with one IPv4 address (127.0.0.1 at first) and every other query
+/// with no record, until dropped.
 struct Dns {
     addr: SocketAddr,
+    answer: Arc<AtomicU32>,
     stop: Arc<AtomicBool>,
 }
 
@@ -45,18 +47,21 @@ impl Dns {
         let addr = socket.local_addr().unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
+        let answer = Arc::new(AtomicU32::new(u32::from(std::net::Ipv4Addr::LOCALHOST)));
+        let answering = answer.clone();
         std::thread::spawn(move || {
             let mut buf = [0u8; 512];
             while !stopped.load(Ordering::Relaxed) {
                 let Ok((n, from)) = socket.recv_from(&mut buf) else {
                     continue;
                 };
-                if let Some(reply) = dns_reply(&buf[..n]) {
+                let ip = std::net::Ipv4Addr::from(answering.load(Ordering::Relaxed));
+                if let Some(reply) = dns_reply(&buf[..n], ip) {
                     let _ = socket.send_to(&reply, from);
                 }
             }
         });
-        Dns { addr, stop }
+        Dns { addr, answer, stop }
     }
 }
 
@@ -66,8 +71,8 @@ impl Drop for Dns {
     }
 }
 
-/// The reply to one query: its header and question echoed, and for type A one answer.
-fn dns_reply(query: &[u8]) -> Option<Vec<u8>> {
+/// The reply to one query: its header and question echoed, and for type A one answer, `ip`.
+fn dns_reply(query: &[u8], ip: std::net::Ipv4Addr) -> Option<Vec<u8>> {
     if query.len() < 12 {
         return None;
     }
@@ -86,8 +91,9 @@ fn dns_reply(query: &[u8]) -> Option<Vec<u8>> {
     reply[6..8].copy_from_slice(&answers.to_be_bytes());
     reply[8..12].fill(0);
     if qtype == 1 {
-        // A pointer to the question's name, type A, class IN, TTL 0, 127.0.0.1.
-        reply.extend_from_slice(&[0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 0, 0, 4, 127, 0, 0, 1]);
+        // A pointer to the question's name, type A, class IN, TTL 0, the address.
+        reply.extend_from_slice(&[0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 0, 0, 4]);
+        reply.extend_from_slice(&ip.octets());
     }
     Some(reply)
 }
@@ -99,7 +105,7 @@ struct Pebble {
     management: SocketAddr,
     /// The PEM certificate of pebble's own listeners (the ACME client's `ca_roots`).
     listener_cert: PathBuf,
-    _dns: Dns,
+    dns: Dns,
 }
 
 impl Pebble {
@@ -148,7 +154,7 @@ impl Pebble {
             directory: format!("https://127.0.0.1:{acme_port}/dir"),
             management,
             listener_cert,
-            _dns: dns,
+            dns,
         }
     }
 
@@ -182,12 +188,15 @@ impl Drop for Pebble {
     }
 }
 
-/// The service's config: TLS on `port` with no certificate file, every certificate from pebble.
-fn service_config(dir: &Path, pebble: &Pebble, port: u16) -> String {
+/// The service's config: TLS on `port` with no certificate file, every certificate from pebble;
+/// `acme_more` adds keys to `[acme]`, `top` to the top level.
+fn service_config(dir: &Path, pebble: &Pebble, port: u16, top: &str, acme_more: &str) -> String {
     let text = format!(
         r#"listen = "127.0.0.1:{port}"
+{top}
 [tls]
 [acme]
+{acme_more}
 directory = "{}"
 ca_roots = {:?}
 terms_of_service_agreed = true
@@ -204,6 +213,21 @@ sandbox = "{NAME}"
     let path = dir.join("config.toml");
     std::fs::write(&path, text).unwrap();
     path.display().to_string()
+}
+
+/// What `check` prints for `config`; it must pass.
+fn check(config: &str) -> String {
+    let out = Command::new(common::process::BIN)
+        .args(["check", "--config", config])
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    text
 }
 
 fn serve(config: &str, port: u16) -> Serving {
@@ -243,31 +267,74 @@ async fn fetch_page(port: u16, root: &[u8]) -> Result<(Vec<u8>, String), String>
     Ok((leaf, status))
 }
 
+/// Waits for the first certificate and its reload; the leaf a client then gets, with the page.
+async fn issued_and_served(serving: &Serving, port: u16, root: &[u8]) -> Vec<u8> {
+    wait_for(serving, "ACME: certificate issued", Duration::from_secs(60));
+    wait_for(
+        serving,
+        "reloaded: new connections use the new config and certificates",
+        Duration::from_secs(10),
+    );
+    let (leaf, status) = fetch_page(port, root)
+        .await
+        .expect("a handshake with the issued certificate");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    leaf
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs pebble (Debian); scripts/test rust installs it and runs this"]
+async fn a_first_start_whose_order_fails_serves_nothing_on_the_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let (port, admin_port) = (free_port(), free_port());
+    let pebble = Pebble::start(dir.path(), port, free_port(), 3600);
+    // The CA finds an address where nothing answers: its check fails.
+    pebble.dns.answer.store(
+        u32::from(std::net::Ipv4Addr::new(127, 0, 0, 2)),
+        Ordering::Relaxed,
+    );
+    let admin = format!("127.0.0.1:{admin_port}");
+    let top = format!("admin_listen = \"{admin}\"");
+    let config = service_config(dir.path(), &pebble, port, &top, "");
+    let serving = serve(&config, port);
+    let root = pebble.root().await;
+    let failed = "ACME: the order failed; the current certificate, if any, keeps serving";
+    wait_for(&serving, failed, Duration::from_secs(60));
+    let handshake = fetch_page(port, &root).await;
+    assert!(
+        handshake.is_err(),
+        "no certificate, not another's: {handshake:?}"
+    );
+    let series = "mcp_sandbox_proxy_acme_orders_total{outcome=\"failure\"}";
+    assert_eq!(metric(&admin, series), 1);
+    assert!(
+        !dir.path().join("state").join("certs").exists(),
+        "nothing written"
+    );
+    assert!(serving.stop().success());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs pebble (Debian); scripts/test rust installs it and runs this"]
 async fn tls_alpn_01_issues_a_certificate_that_sni_serves_and_a_restart_reuses() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let pebble = Pebble::start(dir.path(), port, free_port(), 3600);
-    let config = service_config(dir.path(), &pebble, port);
+    let config = service_config(dir.path(), &pebble, port, "", "");
+    let said = check(&config);
+    assert!(
+        said.contains(&format!(
+            "acme: {NAME}: no certificate yet: the first start orders one"
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains("acme: no account yet: the first start creates one"),
+        "{said}"
+    );
     let serving = serve(&config, port);
     let root = pebble.root().await;
-
-    // Before the first order succeeds, the name has no certificate at all.
-    wait_for(
-        &serving,
-        "ACME: certificate issued",
-        Duration::from_secs(60),
-    );
-    wait_for(
-        &serving,
-        "reloaded: new connections use the new config and certificates",
-        Duration::from_secs(10),
-    );
-    let (leaf, status) = fetch_page(port, &root)
-        .await
-        .expect("a handshake with the issued certificate");
-    assert_eq!(status, "HTTP/1.1 200 OK");
+    let leaf = issued_and_served(&serving, port, &root).await;
     let state = dir.path().join("state");
     assert!(state.join("account.json").is_file());
     #[cfg(unix)]
@@ -280,6 +347,12 @@ async fn tls_alpn_01_issues_a_certificate_that_sni_serves_and_a_restart_reuses()
         assert_eq!(mode, 0o600, "{}", private.display());
     }
     assert!(serving.stop().success());
+    let said = check(&config);
+    assert!(
+        said.contains(&format!("acme: {NAME}: certificate in ")),
+        "{said}"
+    );
+    assert!(said.contains("acme: account from "), "{said}");
 
     // A restart with the state in place orders nothing and serves the same certificate.
     let again = serve(&config, port);
@@ -296,4 +369,115 @@ async fn tls_alpn_01_issues_a_certificate_that_sni_serves_and_a_restart_reuses()
         "no new order"
     );
     assert!(again.stop().success());
+}
+
+/// The value of one series in the admin listener's `/metrics`.
+fn metric(admin: &str, series: &str) -> u64 {
+    let text = common::process::raw_get(admin, "localhost", "/metrics");
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {series} in {text}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs pebble (Debian); scripts/test rust installs it and runs this"]
+async fn http_01_issues_on_its_own_plain_listener() {
+    let dir = tempfile::tempdir().unwrap();
+    let (port, http_port) = (free_port(), free_port());
+    let pebble = Pebble::start(dir.path(), port, http_port, 3600);
+    let more = format!("challenge = \"http-01\"\nhttp01_listen = \"127.0.0.1:{http_port}\"");
+    let config = service_config(dir.path(), &pebble, port, "", &more);
+    let serving = serve(&config, port);
+    let root = pebble.root().await;
+    issued_and_served(&serving, port, &root).await;
+    // The plain listener answers challenges only, and none is open now.
+    let plain = common::process::raw_get(&format!("127.0.0.1:{http_port}"), NAME, "/");
+    assert!(plain.starts_with("HTTP/1.1 404"), "{plain}");
+    assert!(serving.stop().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs pebble (Debian); scripts/test rust installs it and runs this"]
+async fn renewal_replaces_the_certificate_and_a_failed_one_keeps_it_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let (port, admin_port) = (free_port(), free_port());
+    // 24 s certificates: renewed after 16 s at the latest (two thirds, up to a tenth earlier).
+    let pebble = Pebble::start(dir.path(), port, free_port(), 24);
+    let admin = format!("127.0.0.1:{admin_port}");
+    let config = service_config(
+        dir.path(),
+        &pebble,
+        port,
+        &format!("admin_listen = \"{admin}\""),
+        "",
+    );
+    let serving = serve(&config, port);
+    let root = pebble.root().await;
+    wait_for(
+        &serving,
+        "ACME: certificate issued",
+        Duration::from_secs(60),
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let (first, _) = fetch_page(port, &root)
+        .await
+        .expect("the first certificate");
+
+    let start = Instant::now();
+    while serving.log_count("ACME: certificate issued") < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(40),
+            "renewed within 40 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let (renewed, status) = fetch_page(port, &root)
+        .await
+        .expect("the renewed certificate");
+    assert_ne!(
+        renewed, first,
+        "a new certificate is served after the renewal"
+    );
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert_eq!(
+        metric(
+            &admin,
+            "mcp_sandbox_proxy_acme_orders_total{outcome=\"issued\"}"
+        ),
+        2
+    );
+    // The expiry gauge follows the served certificate, from the state directory's file.
+    let file = dir
+        .path()
+        .join("state")
+        .join("certs")
+        .join(format!("{NAME}.crt"));
+    let series = format!(
+        "mcp_sandbox_proxy_certificate_expiry_seconds{{file=\"{}\"}}",
+        file.display()
+    );
+    let pem = std::fs::read(&file).unwrap();
+    let on_disk = rustls::pki_types::CertificateDer::from_pem_slice(&pem).unwrap();
+    assert_eq!(on_disk.to_vec(), renewed, "the file holds what is served");
+    assert!(metric(&admin, &series) > 0, "{series}");
+
+    // The CA now finds another address for the name: the next renewal fails its check, and
+    // the certificate that was serving keeps serving.
+    pebble.dns.answer.store(
+        u32::from(std::net::Ipv4Addr::new(127, 0, 0, 2)),
+        Ordering::Relaxed,
+    );
+    let failed = "ACME: the order failed; the current certificate, if any, keeps serving";
+    wait_for(&serving, failed, Duration::from_secs(40));
+    let (kept, status) = fetch_page(port, &root).await.expect("still served");
+    assert_eq!(kept, renewed, "the old certificate, not none");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(
+        metric(
+            &admin,
+            "mcp_sandbox_proxy_acme_orders_total{outcome=\"failure\"}"
+        ) >= 1
+    );
+    assert!(serving.stop().success());
 }

@@ -115,16 +115,8 @@ impl Acme {
     fn schedule_from_disk(&self) -> HashMap<AcmeName, Due> {
         let mut due = HashMap::new();
         for name in &self.settings.names {
-            let files = self.settings.cert_files(name);
-            let validity = std::fs::read(&files.cert).ok().and_then(|pem| {
-                use rustls_pki_types::pem::PemObject;
-                let leaf = rustls_pki_types::CertificateDer::pem_slice_iter(&pem)
-                    .next()?
-                    .ok()?;
-                tls::validity(&leaf)
-            });
-            let at = match validity {
-                Some((not_before, not_after)) if files.key.is_file() => {
+            let at = match certificate_on_disk(&self.settings.cert_files(name)) {
+                Some((not_before, not_after)) => {
                     let at = renewal::renew_at(not_before, not_after, renewal::jitter());
                     tracing::info!(name = %name, not_after, renew_at = at, "ACME: certificate on disk");
                     at
@@ -194,4 +186,97 @@ fn now() -> i64 {
 
 fn secs(d: Duration) -> i64 {
     i64::try_from(d.as_secs()).unwrap_or(i64::MAX)
+}
+
+/// What `check` says `[acme]` will do: the CA and its roots, the account, and for each name
+/// its certificate and renewal, or the order the first start makes. An error if the roots
+/// cannot be read, or the account's credentials are not credentials.
+pub(crate) fn plan(settings: &AcmeSettings) -> Result<Vec<String>, String> {
+    let roots = roots_file(settings.ca_roots.as_deref())?;
+    client::load_roots(&roots)?;
+    let mut lines = vec![format!(
+        "acme: certificates from {} (its TLS checked against {}), {} challenge{}",
+        settings.directory,
+        roots.display(),
+        settings.challenge.name(),
+        match settings.challenge {
+            crate::config::Challenge::TlsAlpn01 =>
+                " on the public listener (the CA connects to port 443)".to_owned(),
+            crate::config::Challenge::Http01 { listen } =>
+                format!(" on {listen} (the CA connects to port 80)"),
+        }
+    )];
+    let account = &settings.account_key;
+    lines.push(match std::fs::read(account) {
+        Ok(bytes) => {
+            let _: AccountCredentials = serde_json::from_slice(&bytes)
+                .map_err(|e| format!("{}: not ACME account credentials: {e}", account.display()))?;
+            format!("acme: account from {}", account.display())
+        }
+        Err(_) => format!(
+            "acme: no account yet: the first start creates one and keeps it in {}",
+            account.display()
+        ),
+    });
+    for name in &settings.names {
+        let files = settings.cert_files(name);
+        lines.push(match certificate_on_disk(&files) {
+            Some((not_before, not_after)) => format!(
+                "acme: {name}: certificate in {} until {}, renewed from about {}",
+                files.cert.display(),
+                utc(not_after),
+                utc(renewal::renew_at(not_before, not_after, 0.0)),
+            ),
+            None => format!(
+                "acme: {name}: no certificate yet: the first start orders one; until it is issued, handshakes for {name} fail"
+            ),
+        });
+    }
+    Ok(lines)
+}
+
+/// The validity of the certificate in `files`, when both its files are there.
+fn certificate_on_disk(files: &crate::config::CertFiles) -> Option<(i64, i64)> {
+    use rustls_pki_types::pem::PemObject;
+    if !files.key.is_file() {
+        return None;
+    }
+    let pem = std::fs::read(&files.cert).ok()?;
+    let leaf = rustls_pki_types::CertificateDer::pem_slice_iter(&pem)
+        .next()?
+        .ok()?;
+    tls::validity(&leaf)
+}
+
+/// Seconds since the epoch as `YYYY-MM-DD HH:MM UTC`.
+fn utc(seconds: i64) -> String {
+    let days = seconds.div_euclid(86_400);
+    let minutes = seconds.rem_euclid(86_400) / 60;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        minutes / 60,
+        minutes % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc;
+
+    #[test]
+    fn dates_read_as_utc() {
+        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc(1_769_385_600), "2026-01-26 00:00 UTC");
+        assert_eq!(utc(951_782_400 + 3_660), "2000-02-29 01:01 UTC");
+    }
 }

@@ -44,7 +44,7 @@ pub(crate) async fn issue(
     let result = complete(&mut order, name, challenge, challenges, &mut tokens).await;
     challenges.close(name.as_str(), &tokens);
     let (chain, key) = result?;
-    save(&settings.cert_files(name), &chain, &key)
+    save(name, &settings.cert_files(name), &chain, &key)
 }
 
 /// Answers the challenges and finalizes; the chain and the key, as PEM.
@@ -138,7 +138,7 @@ fn validation_key(name: &AcmeName, digest: &[u8]) -> Result<Arc<CertifiedKey>, S
 
 /// Checks what the CA sent, then writes the key before the chain: a reload that reads in
 /// between finds a key that does not match and keeps the old pair serving.
-fn save(files: &CertFiles, chain: &str, key: &str) -> Result<Issued, String> {
+fn save(name: &AcmeName, files: &CertFiles, chain: &str, key: &str) -> Result<Issued, String> {
     use rustls_pki_types::pem::PemObject;
     let leaf = CertificateDer::pem_slice_iter(chain.as_bytes())
         .next()
@@ -146,6 +146,9 @@ fn save(files: &CertFiles, chain: &str, key: &str) -> Result<Issued, String> {
         .ok_or("the CA's answer holds no PEM certificate")?;
     let (not_before, not_after) =
         tls::validity(&leaf).ok_or("the CA's certificate has no readable validity")?;
+    // What a reload would refuse is never written: the files on disk stay ones that load.
+    tls::check_pair(files, chain.as_bytes(), key.as_bytes(), name.as_str())
+        .map_err(|e| format!("the CA's certificate cannot be served: {e}"))?;
     let write = |path: &Path, bytes: &str, readers| {
         store::write_atomically(path, bytes.as_bytes(), readers)
             .map_err(|e| format!("{}: cannot write: {e}", path.display()))

@@ -336,6 +336,40 @@ mod tests {
     use super::*;
 
     #[test]
+    fn defaults_are_lets_encrypt_every_public_sandbox_name_and_the_state_folder() {
+        let text = r#"listen = "0.0.0.0:443"
+[tls]
+[acme]
+terms_of_service_agreed = true
+state_dir = "state"
+[[hosts]]
+origin = "https://chat.example.com"
+sandbox = "chat.sandbox.example"
+[[hosts]]
+origin = "https://studio.example.com"
+sandbox = "studio.sandbox.example"
+per_server_subdomains = true
+[[hosts]]
+origin = "http://localhost:8080"
+sandbox = "localhost:8081"
+"#;
+        let loaded = crate::config::Config::parse("c.toml", text, std::path::Path::new("/etc/p"))
+            .expect("loads");
+        let acme = loaded.config.acme.expect("[acme]");
+        assert_eq!(acme.directory, LETS_ENCRYPT);
+        assert_eq!(acme.challenge, Challenge::TlsAlpn01);
+        assert_eq!(acme.state_dir, PathBuf::from("/etc/p/state"));
+        assert_eq!(acme.account_key, PathBuf::from("/etc/p/state/account.json"));
+        let names: Vec<_> = acme.names.iter().map(AcmeName::as_str).collect();
+        assert_eq!(names, ["chat.sandbox.example", "studio.sandbox.example"]);
+        assert!(loaded.config.tls.expect("[tls]").certificates.is_empty());
+        assert_eq!(
+            acme.cert_files(&acme.names[0]).cert,
+            PathBuf::from("/etc/p/state/certs/chat.sandbox.example.crt")
+        );
+    }
+
+    #[test]
     fn names_are_what_a_ca_issues_for() {
         assert!("chat.sandbox.example".parse::<AcmeName>().is_ok());
         for refused in [

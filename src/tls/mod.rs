@@ -80,11 +80,21 @@ impl fmt::Debug for LoadedCert {
 impl LoadedCert {
     /// Reads and checks one pair of PEM files, and reads the names the certificate covers.
     fn load(files: &CertFiles, provider: &CryptoProvider) -> Result<Self, TlsError> {
-        let cert_name = files.cert.display().to_string();
-        let key_name = files.key.display().to_string();
         let cert_pem = read(&files.cert)?;
         let key_pem = read(&files.key)?;
-        let chain = CertificateDer::pem_slice_iter(&cert_pem)
+        Self::from_pem(files, &cert_pem, &key_pem, provider)
+    }
+
+    /// Checks one pair given as PEM text, named by the files it comes (or will come) from.
+    fn from_pem(
+        files: &CertFiles,
+        cert_pem: &[u8],
+        key_pem: &[u8],
+        provider: &CryptoProvider,
+    ) -> Result<Self, TlsError> {
+        let cert_name = files.cert.display().to_string();
+        let key_name = files.key.display().to_string();
+        let chain = CertificateDer::pem_slice_iter(cert_pem)
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| TlsError::BadCertificate {
                 path: cert_name.clone(),
@@ -97,7 +107,7 @@ impl LoadedCert {
             path: cert_name.clone(),
             reason,
         })?;
-        let key = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| TlsError::BadKey {
+        let key = PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| TlsError::BadKey {
             path: key_name.clone(),
             reason: e.to_string(),
         })?;
@@ -152,6 +162,23 @@ fn covered_names(leaf: &CertificateDer<'_>) -> Result<Vec<String>, String> {
         }
     }
     Ok(names)
+}
+
+/// Checks a chain and key before they are written to `files`, as a load of those files would:
+/// they parse, belong together, and the certificate is valid for `name`.
+pub(crate) fn check_pair(
+    files: &CertFiles,
+    cert_pem: &[u8],
+    key_pem: &[u8],
+    name: &str,
+) -> Result<(), String> {
+    let loaded =
+        LoadedCert::from_pem(files, cert_pem, key_pem, &provider()).map_err(|e| e.to_string())?;
+    let server_name = ServerName::try_from(name).map_err(|e| e.to_string())?;
+    if !loaded.valid_for(&server_name) {
+        return Err(format!("the certificate is not valid for {name}"));
+    }
+    Ok(())
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, TlsError> {
@@ -366,5 +393,128 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Answers every name with one validation certificate (a marker: its own subject name).
+    #[derive(Debug)]
+    struct Open(Arc<CertifiedKey>);
+
+    impl ValidationCertificates for Open {
+        fn for_name(&self, _: &str) -> Option<Arc<CertifiedKey>> {
+            Some(self.0.clone())
+        }
+    }
+
+    /// Accepts any server certificate: the test reads which one it was given.
+    #[derive(Debug)]
+    struct AnyCertificate(Arc<CryptoProvider>);
+
+    impl rustls::client::danger::ServerCertVerifier for AnyCertificate {
+        fn verify_server_cert(
+            &self,
+            _: &CertificateDer<'_>,
+            _: &[CertificateDer<'_>],
+            _: &ServerName<'_>,
+            _: &[u8],
+            _: rustls_pki_types::UnixTime,
+        ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+            Ok(rustls::client::danger::ServerCertVerified::assertion())
+        }
+        fn verify_tls12_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &rustls::DigitallySignedStruct,
+        ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+            rustls::crypto::verify_tls12_signature(
+                message,
+                cert,
+                dss,
+                &self.0.signature_verification_algorithms,
+            )
+        }
+        fn verify_tls13_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &rustls::DigitallySignedStruct,
+        ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+            rustls::crypto::verify_tls13_signature(
+                message,
+                cert,
+                dss,
+                &self.0.signature_verification_algorithms,
+            )
+        }
+        fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+            self.0.signature_verification_algorithms.supported_schemes()
+        }
+    }
+
+    /// The certificate a client offering `alpn` gets for `name`, if the handshake succeeds.
+    async fn served(config: Arc<ServerConfig>, name: &str, alpn: &[&[u8]]) -> Option<Vec<u8>> {
+        let mut client = rustls::ClientConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider())))
+            .with_no_client_auth();
+        client.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+        let (ours, theirs) = tokio::io::duplex(64 * 1024);
+        let server = tokio::spawn(async move {
+            tokio_rustls::TlsAcceptor::from(config)
+                .accept(theirs)
+                .await
+                .ok()
+        });
+        let name = ServerName::try_from(name.to_owned()).unwrap();
+        let connected = tokio_rustls::TlsConnector::from(Arc::new(client))
+            .connect(name, ours)
+            .await
+            .ok();
+        drop(server.await);
+        let leaf = connected?
+            .get_ref()
+            .1
+            .peer_certificates()?
+            .first()?
+            .to_vec();
+        Some(leaf)
+    }
+
+    #[tokio::test]
+    async fn only_a_connection_offering_acme_tls_alone_gets_the_validation_certificate() {
+        let dir = tempfile::tempdir().unwrap();
+        let page = certificate(dir.path(), "page", &["chat.test"]);
+        let page_leaf = page.key.cert[0].to_vec();
+        let validation = certificate(dir.path(), "validation", &["chat.test"]).key;
+        let validation_leaf = validation.cert[0].to_vec();
+        let resolver = SniResolver::new(vec![page]).answering_tls_alpn(Arc::new(Open(validation)));
+        let config = Arc::new(
+            server_config(Arc::new(resolver), provider(), TlsVersion::Tls12, true).unwrap(),
+        );
+        let acme: &[u8] = ACME_TLS_ALPN;
+        assert_eq!(
+            served(config.clone(), "chat.test", &[acme]).await,
+            Some(validation_leaf.clone()),
+            "the CA's check"
+        );
+        for browser in [
+            &[b"h2".as_slice(), b"http/1.1"][..],
+            &[b"h2", acme],
+            &[acme, b"h2"],
+            &[],
+        ] {
+            assert_eq!(
+                served(config.clone(), "chat.test", browser).await,
+                Some(page_leaf.clone()),
+                "{browser:?}: the page's certificate"
+            );
+        }
+        // Without TLS-ALPN-01 answered, acme-tls/1 is not even negotiated.
+        let plain = SniResolver::new(vec![certificate(dir.path(), "p2", &["chat.test"])]);
+        let config =
+            Arc::new(server_config(Arc::new(plain), provider(), TlsVersion::Tls12, false).unwrap());
+        assert_eq!(served(config, "chat.test", &[acme]).await, None);
     }
 }
