@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use instant_acme::{Account, AccountCredentials, NewAccount};
+use instant_acme::{Account, AccountCredentials, CertificateIdentifier, NewAccount};
 use tokio::sync::{Notify, watch};
 
 use crate::config::{AcmeName, AcmeSettings};
@@ -48,6 +48,9 @@ struct Due {
     /// Seconds since the epoch when the next order starts.
     at: i64,
     failures: u32,
+    /// The CA's renewal information for the certificate serving now, when to ask for it next;
+    /// `None` when there is no certificate yet, or the CA offers no such information.
+    ari: Option<(CertificateIdentifier<'static>, i64)>,
 }
 
 impl Acme {
@@ -56,56 +59,105 @@ impl Acme {
         let mut due = self.schedule_from_disk();
         let mut account: Option<Account> = None;
         loop {
-            let started = now();
-            for name in self.settings.names.clone() {
-                let Some(entry) = due.get(&name) else {
+            for name in &self.settings.names {
+                let Some(entry) = due.get_mut(name) else {
                     continue;
                 };
-                if entry.at > started {
-                    continue;
+                if entry.ari.as_ref().is_some_and(|(_, at)| *at <= now()) {
+                    self.ask_renewal_window(&mut account, name, entry).await;
                 }
-                let outcome = match &account {
-                    Some(account) => self.order(account, &name).await,
-                    None => match self.account().await {
-                        Ok(ready) => {
-                            let outcome = self.order(&ready, &name).await;
-                            account = Some(ready);
-                            outcome
-                        }
+                if entry.at <= now() {
+                    let outcome = match self.account(&mut account).await {
+                        Ok(ready) => self.order(ready, name).await,
                         Err(e) => Err(e),
-                    },
-                };
-                let failures = due.get(&name).map_or(0, |d| d.failures);
-                let next = match outcome {
-                    Ok(issued) => {
-                        self.metrics.acme_ordered(true);
-                        self.reload.notify_one();
-                        let at = renewal::renew_at(
-                            issued.not_before,
-                            issued.not_after,
-                            renewal::jitter(),
-                        );
-                        tracing::info!(name = %name, not_after = issued.not_after, renew_at = at, "ACME: certificate issued");
-                        Due { at, failures: 0 }
-                    }
-                    Err(reason) => {
-                        self.metrics.acme_ordered(false);
-                        let failures = failures + 1;
-                        let wait = renewal::retry_after(failures);
-                        tracing::warn!(name = %name, error = %reason, retry_in_seconds = wait.as_secs(), "ACME: the order failed; the current certificate, if any, keeps serving");
-                        Due {
-                            at: now() + secs(wait),
-                            failures,
-                        }
-                    }
-                };
-                due.insert(name, next);
+                    };
+                    *entry = self.after_order(name, outcome, entry.failures);
+                }
             }
-            let next = due.values().map(|d| d.at).min().unwrap_or(i64::MAX);
+            let next = due
+                .values()
+                .flat_map(|d| [Some(d.at), d.ari.as_ref().map(|(_, at)| *at)])
+                .flatten()
+                .min()
+                .unwrap_or(i64::MAX);
             let wait = Duration::from_secs(u64::try_from(next - now()).unwrap_or(0).max(1));
             tokio::select! {
                 _ = stop.changed() => return,
                 () = tokio::time::sleep(wait.min(Duration::from_secs(3600))) => {}
+            }
+        }
+    }
+
+    /// What is due next for `name` after an order: its renewal, or a retry.
+    fn after_order(
+        &self,
+        name: &AcmeName,
+        outcome: Result<order::Issued, String>,
+        failures: u32,
+    ) -> Due {
+        match outcome {
+            Ok(issued) => {
+                self.metrics.acme_ordered(true);
+                self.reload.notify_one();
+                let at = renewal::renew_at(issued.not_before, issued.not_after, renewal::jitter());
+                tracing::info!(name = %name, not_after = issued.not_after, renew_at = at, "ACME: certificate issued");
+                Due {
+                    at,
+                    failures: 0,
+                    ari: issued.identifier.map(|id| (id, now())),
+                }
+            }
+            Err(reason) => {
+                self.metrics.acme_ordered(false);
+                let failures = failures + 1;
+                let wait = renewal::retry_after(failures);
+                tracing::warn!(name = %name, error = %reason, retry_in_seconds = wait.as_secs(), "ACME: the order failed; the current certificate, if any, keeps serving");
+                Due {
+                    at: now() + secs(wait),
+                    failures,
+                    ari: None,
+                }
+            }
+        }
+    }
+
+    /// Asks the CA when to renew `name`'s certificate (RFC 9773) and follows its window. A CA
+    /// without renewal information is not asked again; one that fails to answer, in an hour.
+    async fn ask_renewal_window(
+        &self,
+        account: &mut Option<Account>,
+        name: &AcmeName,
+        due: &mut Due,
+    ) {
+        let Some((id, _)) = due.ari.take() else {
+            return;
+        };
+        let asked = match self.account(account).await {
+            Ok(account) => account.renewal_info(&id).await,
+            Err(e) => {
+                tracing::debug!(name = %name, error = %e, "ACME: no renewal information this time");
+                due.ari = Some((id, now() + 3600));
+                return;
+            }
+        };
+        match asked {
+            Ok((info, retry_after)) => {
+                let window = &info.suggested_window;
+                // A moment already past (a CA asking for early renewal) orders at once.
+                due.at = renewal::in_window(
+                    window.start.unix_timestamp(),
+                    window.end.unix_timestamp(),
+                    renewal::jitter(),
+                );
+                tracing::info!(name = %name, renew_at = due.at, "ACME: renewal window from the CA");
+                due.ari = Some((id, now() + secs(renewal::ari_recheck(retry_after))));
+            }
+            Err(instant_acme::Error::Unsupported(_)) => {
+                tracing::debug!(name = %name, "ACME: the CA offers no renewal information; renewing at two thirds of the lifetime");
+            }
+            Err(e) => {
+                tracing::debug!(name = %name, error = %e, "ACME: no renewal information this time");
+                due.ari = Some((id, now() + 3600));
             }
         }
     }
@@ -115,18 +167,28 @@ impl Acme {
     fn schedule_from_disk(&self) -> HashMap<AcmeName, Due> {
         let mut due = HashMap::new();
         for name in &self.settings.names {
-            let at = match certificate_on_disk(&self.settings.cert_files(name)) {
+            let files = self.settings.cert_files(name);
+            let entry = match certificate_on_disk(&files) {
                 Some((not_before, not_after)) => {
                     let at = renewal::renew_at(not_before, not_after, renewal::jitter());
                     tracing::info!(name = %name, not_after, renew_at = at, "ACME: certificate on disk");
-                    at
+                    let ari = renewal_identifier(&files.cert).map(|id| (id, now()));
+                    Due {
+                        at,
+                        failures: 0,
+                        ari,
+                    }
                 }
                 _ => {
                     tracing::warn!(name = %name, "ACME: no certificate yet; handshakes for this name fail until an order succeeds");
-                    0
+                    Due {
+                        at: 0,
+                        failures: 0,
+                        ari: None,
+                    }
                 }
             };
-            due.insert(name.clone(), Due { at, failures: 0 });
+            due.insert(name.clone(), entry);
         }
         due
     }
@@ -136,8 +198,16 @@ impl Acme {
         order::issue(account, &self.settings, name, &self.challenges).await
     }
 
+    /// The account, made ready the first time it is needed (see [`Acme::load_account`]).
+    async fn account<'a>(&self, account: &'a mut Option<Account>) -> Result<&'a Account, String> {
+        if account.is_none() {
+            *account = Some(self.load_account().await?);
+        }
+        account.as_ref().ok_or_else(|| "no ACME account".to_owned())
+    }
+
     /// The account from its credentials file, or a new one whose credentials are saved there.
-    async fn account(&self) -> Result<Account, String> {
+    async fn load_account(&self) -> Result<Account, String> {
         let roots_path = roots_file(self.settings.ca_roots.as_deref())?;
         let roots = client::load_roots(&roots_path)?;
         let http = || client::Client::new(roots.clone()).map(|c| Box::new(c) as _);
@@ -233,6 +303,23 @@ pub(crate) fn plan(settings: &AcmeSettings) -> Result<Vec<String>, String> {
         });
     }
     Ok(lines)
+}
+
+/// How the CA's renewal information names the leaf in `cert` (RFC 9773), if it can.
+fn renewal_identifier(cert: &std::path::Path) -> Option<CertificateIdentifier<'static>> {
+    use rustls_pki_types::pem::PemObject;
+    let pem = std::fs::read(cert).ok()?;
+    let leaf = rustls_pki_types::CertificateDer::pem_slice_iter(&pem)
+        .next()?
+        .ok()?;
+    identifier_of(&leaf)
+}
+
+/// The renewal information's name for a DER leaf.
+pub(crate) fn identifier_of(leaf: &[u8]) -> Option<CertificateIdentifier<'static>> {
+    let (key_id, serial) = tls::ari_identifier(leaf)?;
+    let der = rustls_pki_types::Der::from_slice;
+    Some(CertificateIdentifier::new(der(key_id), der(serial)).into_owned())
 }
 
 /// The validity of the certificate in `files`, when both its files are there.

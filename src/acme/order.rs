@@ -20,10 +20,12 @@ use crate::tls;
 /// How long the CA may take to check the challenges and to issue.
 const CA_PATIENCE: RetryPolicy = RetryPolicy::new().timeout(Duration::from_secs(120));
 
-/// What an order left: the new certificate's validity, in seconds since the epoch.
+/// What an order left: the new certificate's validity, in seconds since the epoch, and how
+/// the CA's renewal information names it.
 pub(crate) struct Issued {
     pub(crate) not_before: i64,
     pub(crate) not_after: i64,
+    pub(crate) identifier: Option<instant_acme::CertificateIdentifier<'static>>,
 }
 
 /// Orders a certificate for `name`, and writes it to the state directory. Whatever happens,
@@ -158,5 +160,6 @@ fn save(name: &AcmeName, files: &CertFiles, chain: &str, key: &str) -> Result<Is
     Ok(Issued {
         not_before,
         not_after,
+        identifier: super::identifier_of(&leaf),
     })
 }

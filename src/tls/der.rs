@@ -25,6 +25,58 @@ pub(crate) fn validity(der: &[u8]) -> Option<(i64, i64)> {
     Some((not_before, parse_der_time(tag, time)?))
 }
 
+/// What ACME Renewal Information names a certificate by (RFC 9773, 4.1): the `keyIdentifier`
+/// of its Authority Key Identifier extension and its serial number, each as the contents of
+/// its DER element (no tag, no length). `None` for a certificate without that extension.
+pub(crate) fn ari_identifier(der: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (_, certificate, _) = der_element(der)?;
+    let (_, mut tbs, _) = der_element(certificate)?;
+    if tbs.first() == Some(&0xa0) {
+        tbs = der_element(tbs)?.2;
+    }
+    let (_, serial, rest) = der_element(tbs)?;
+    // signature, issuer, validity, subject, subjectPublicKeyInfo
+    let mut rest = rest;
+    for _ in 0..5 {
+        rest = der_element(rest)?.2;
+    }
+    // Optional issuerUniqueID [1] and subjectUniqueID [2], then extensions [3].
+    while let Some((tag, contents, after)) = der_element(rest) {
+        if tag == 0xa3 {
+            let (_, mut extensions, _) = der_element(contents)?;
+            while let Some((_, extension, after)) = der_element(extensions) {
+                let (_, oid, fields) = der_element(extension)?;
+                if oid == AUTHORITY_KEY_IDENTIFIER {
+                    return Some((key_identifier(fields)?, serial));
+                }
+                extensions = after;
+            }
+            return None;
+        }
+        rest = after;
+    }
+    None
+}
+
+/// The OID 2.5.29.35 (id-ce-authorityKeyIdentifier), as DER contents.
+const AUTHORITY_KEY_IDENTIFIER: &[u8] = &[0x55, 0x1d, 0x23];
+
+/// An extension's fields after its OID (`critical` perhaps, then `extnValue`): the
+/// `keyIdentifier [0] IMPLICIT OCTET STRING` of the AuthorityKeyIdentifier inside.
+fn key_identifier(mut fields: &[u8]) -> Option<&[u8]> {
+    let (mut tag, mut value, after) = der_element(fields)?;
+    if tag == 0x01 {
+        fields = after;
+        (tag, value, _) = der_element(fields)?;
+    }
+    if tag != 0x04 {
+        return None;
+    }
+    let (_, aki, _) = der_element(value)?;
+    let (tag, key_id, _) = der_element(aki)?;
+    (tag == 0x80).then_some(key_id)
+}
+
 /// One DER element: (tag, contents, the bytes after it).
 fn der_element(bytes: &[u8]) -> Option<(u8, &[u8], &[u8])> {
     let (&tag, rest) = bytes.split_first()?;
@@ -77,6 +129,74 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A leaf signed by a CA of its own, as a CA issues: with an Authority Key Identifier.
+    fn issued_leaf(serial: &[u8]) -> (Vec<u8>, Vec<u8>) {
+        let ca_key = rcgen::KeyPair::generate().unwrap();
+        let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca_cert = ca.self_signed(&ca_key).unwrap();
+        let issuer = rcgen::Issuer::new(ca, ca_key);
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut leaf = rcgen::CertificateParams::new(vec!["chat.test".to_owned()]).unwrap();
+        leaf.serial_number = Some(rcgen::SerialNumber::from_slice(serial));
+        leaf.use_authority_key_identifier_extension = true;
+        let cert = leaf.signed_by(&key, &issuer).unwrap();
+        (cert.der().to_vec(), ca_cert.der().to_vec())
+    }
+
+    #[test]
+    fn the_renewal_identifier_is_the_issuers_key_id_and_the_serial() {
+        let (leaf, _) = issued_leaf(&[0x00, 0x87, 0x65, 0x43, 0x21]);
+        let (key_id, serial) = ari_identifier(&leaf).expect("an AKI");
+        assert_eq!(
+            serial,
+            [0x00, 0x87, 0x65, 0x43, 0x21],
+            "the serial's DER contents"
+        );
+        assert_eq!(key_id.len(), 20, "rcgen's key identifier: 20 bytes");
+        let self_signed = rcgen::CertificateParams::new(vec!["a.test".to_owned()])
+            .unwrap()
+            .self_signed(&rcgen::KeyPair::generate().unwrap())
+            .unwrap();
+        assert_eq!(
+            ari_identifier(self_signed.der()),
+            None,
+            "no AKI, no identifier"
+        );
+    }
+
+    /// Held to OpenSSL's reading of the same certificate.
+    #[test]
+    #[ignore = "needs the openssl command (scripts/test rust installs it)"]
+    fn the_renewal_identifier_matches_openssl() {
+        let (leaf, _) = issued_leaf(&[0x0f, 0xee, 0x01]);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("leaf.der");
+        std::fs::write(&path, &leaf).unwrap();
+        let out = std::process::Command::new("openssl")
+            .args([
+                "x509",
+                "-inform",
+                "DER",
+                "-noout",
+                "-serial",
+                "-ext",
+                "authorityKeyIdentifier",
+                "-in",
+            ])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout)
+            .unwrap()
+            .to_ascii_lowercase()
+            .replace([':', ' '], "");
+        let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+        let (key_id, serial) = ari_identifier(&leaf).unwrap();
+        assert!(text.contains(&format!("serial={}", hex(serial))), "{text}");
+        assert!(text.contains(&hex(key_id)), "{text}");
+    }
 
     #[test]
     fn civil_dates() {

@@ -23,7 +23,7 @@ use crate::config::{CertFiles, TlsFiles, TlsVersion};
 use crate::metrics::CertExpiry;
 use der::not_after;
 
-pub(crate) use der::validity;
+pub(crate) use der::{ari_identifier, validity};
 
 /// Why TLS material cannot be used; names the file and what is wrong with it.
 #[derive(Debug, thiserror::Error)]
