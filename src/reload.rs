@@ -261,6 +261,9 @@ impl State {
                 old.limits.shutdown_grace != new.limits.shutdown_grace,
             ),
             ("watch_interval", old.watch_interval != new.watch_interval),
+            // The ACME task keeps the names and the CA it started with; certificates it has
+            // issued are loaded by every reload all the same.
+            ("acme", old.acme != new.acme),
         ];
         for (key, changed) in restart_only {
             if changed {

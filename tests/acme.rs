@@ -481,3 +481,50 @@ async fn renewal_replaces_the_certificate_and_a_failed_one_keeps_it_serving() {
     );
     assert!(serving.stop().success());
 }
+
+#[test]
+fn a_reload_that_changes_acme_says_it_takes_a_restart_and_keeps_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key, _) = common::write_cert(dir.path(), "files", &["other.sandbox.test"]);
+    let config = |contact: &str| {
+        format!(
+            r#"listen = "127.0.0.1:0"
+[tls]
+cert = {cert:?}
+key = {key:?}
+[acme]
+directory = "https://127.0.0.1:1/dir"
+ca_roots = {cert:?}
+terms_of_service_agreed = true
+contact = ["{contact}"]
+state_dir = {:?}
+names = ["{NAME}"]
+[[hosts]]
+origin = "https://chat.example.com"
+sandbox = "{NAME}"
+"#,
+            dir.path().join("state")
+        )
+    };
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, config("mailto:ops@sandbox.test")).unwrap();
+    let serving = Serving::start(&path.display().to_string());
+    // No CA answers there: the order fails, and the service serves what its files cover.
+    wait_for(
+        &serving,
+        "ACME: the order failed; the current certificate, if any, keeps serving",
+        Duration::from_secs(20),
+    );
+    std::fs::write(&path, config("mailto:security@sandbox.test")).unwrap();
+    serving.signal("HUP");
+    let warned = serving.wait_for_event("the restart warning for acme", |e| {
+        e["message"] == "changed, but takes effect only after a restart" && e["key"] == "acme"
+    });
+    assert_eq!(warned["level"], "WARN");
+    wait_for(
+        &serving,
+        "reloaded: new connections use the new config and certificates",
+        Duration::from_secs(10),
+    );
+    assert!(serving.stop().success());
+}

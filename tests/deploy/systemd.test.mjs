@@ -21,6 +21,20 @@ it('systemd-analyze verify accepts the unit', () => {
   assert.equal(`${run.stdout}${run.stderr}`.trim(), '', 'no warnings');
 });
 
+it('the unit as docs/operations.md has it for [acme] (StateDirectory) verifies too', () => {
+  const shipped = readFileSync(UNIT, 'utf8');
+  assert.match(shipped, /^# StateDirectory=mcp-sandbox-proxy$/m, 'the line the ACME docs point at');
+  const text = shipped.replace('# StateDirectory=', 'StateDirectory=').replaceAll('/usr/local/bin/mcp-sandbox-proxy', STATIC_BINARY);
+  const file = join(mkdtempSync(join(tmpdir(), 'msp-unit-')), 'mcp-sandbox-proxy.service');
+  writeFileSync(file, text);
+  const run = spawnSync('systemd-analyze', ['verify', file], { encoding: 'utf8' });
+  assert.equal(run.status, 0, `${run.stdout}${run.stderr}`);
+  assert.equal(`${run.stdout}${run.stderr}`.trim(), '', 'no warnings');
+  const security = execFileSync('systemd-analyze', ['security', '--offline=true', file], { encoding: 'utf8' });
+  const score = Number(security.match(/Overall exposure level for .*: ([\d.]+)/)[1]);
+  assert.ok(score <= DOCUMENTED_SCORE, `exposure ${score} with StateDirectory`);
+});
+
 it('systemd-analyze security rates the unit as documented', (t) => {
   const out = execFileSync('systemd-analyze', ['security', '--offline=true', UNIT], { encoding: 'utf8' });
   const match = out.match(/Overall exposure level for .*: ([\d.]+) (\w+)/);
