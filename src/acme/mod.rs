@@ -2,8 +2,9 @@
 //! and renewed before they expire, answered on the listeners the service already has.
 //!
 //! Never worse than certificate files:
-//! - an issued certificate is written to the state directory whole (see `store`), then loaded
-//!   by a reload like any other certificate, so a bad one is refused and the old one serves;
+//! - an issued certificate is checked as a load would check it, written to the state directory
+//!   whole (see `store`), then loaded by a reload like any other certificate: what would not
+//!   load is never written, so the files on disk always start the service;
 //! - a failed order changes nothing that serves: it is logged, counted
 //!   (`acme_orders_total{outcome="failure"}`) and retried after a back-off;
 //! - a name with no certificate yet gets none at all (its handshakes fail, which the log says
@@ -27,10 +28,10 @@ use tokio::sync::{Notify, watch};
 use crate::config::{AcmeName, AcmeSettings};
 use crate::metrics::Metrics;
 use crate::tls;
+use client::roots_file;
 use store::Readers;
 
 pub(crate) use challenges::Challenges;
-pub(crate) use client::roots_file;
 pub(crate) use http01::answer as http01_answer;
 pub(crate) use store::issued;
 
