@@ -245,11 +245,9 @@ fn check(path: &Path) -> ExitCode {
         println!("warning: {warning}");
     }
     print_review(&config);
-    if let Some(files) = &config.tls {
-        let mut files = files.clone();
+    if let Some(files) = config.served_tls() {
         let mut ordered = Vec::new();
         if let Some(acme) = &config.acme {
-            files.certificates.extend(crate::acme::issued(acme));
             ordered.extend(acme.names.iter().map(|name| name.as_str()));
             match crate::acme::plan(acme) {
                 Ok(lines) => lines.iter().for_each(|line| println!("{line}")),

@@ -7,7 +7,7 @@ use http::{Request, Response};
 use hyper::body::Incoming;
 use tokio_rustls::TlsAcceptor;
 
-use crate::acme::{self, Challenges};
+use crate::acme::Challenges;
 use crate::body::Body;
 use crate::body::Unsent;
 use crate::config::{Config, Limits};
@@ -59,23 +59,16 @@ impl Generation {
         let service = Arc::new(Service::with_metrics(&config, metrics));
         let handler: Handler =
             Arc::new(move |req, transport, unsent| service.handle_on(req, transport, Some(unsent)));
-        let (tls, certificates) = match &config.tls {
+        let (tls, certificates) = match config.served_tls() {
             Some(files) => {
                 let provider = tls::provider();
-                // The certificates ACME has issued come after the files': chosen by their
-                // names, never the default for a client without SNI unless they are all.
-                let mut files = files.clone();
-                let tls_alpn = config.acme.as_ref().is_some_and(|acme| {
-                    files.certificates.extend(acme::issued(acme));
-                    acme.challenge == crate::config::Challenge::TlsAlpn01
-                });
                 let mut resolver = tls::load_all(&files, &provider)?;
-                if tls_alpn {
+                if config.answers_tls_alpn() {
                     resolver = resolver.answering_tls_alpn(challenges.clone());
                 }
                 let certificates = resolver.expiries();
                 let server_config =
-                    tls::server_config(Arc::new(resolver), provider, files.min_version, tls_alpn)?;
+                    tls::server_config(Arc::new(resolver), provider, files.min_version)?;
                 (
                     Some(TlsAcceptor::from(Arc::new(server_config))),
                     certificates,

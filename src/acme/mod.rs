@@ -33,7 +33,6 @@ use store::Readers;
 
 pub(crate) use challenges::Challenges;
 pub(crate) use http01::answer as http01_answer;
-pub(crate) use store::issued;
 
 /// The task that keeps every name's certificate current.
 pub(crate) struct Acme {
@@ -168,12 +167,15 @@ impl Acme {
     fn schedule_from_disk(&self) -> HashMap<AcmeName, Due> {
         let mut due = HashMap::new();
         for name in &self.settings.names {
-            let files = self.settings.cert_files(name);
-            let entry = match certificate_on_disk(&files) {
+            let leaf = leaf_on_disk(&self.settings.cert_files(name));
+            let entry = match leaf.as_deref().and_then(tls::validity) {
                 Some((not_before, not_after)) => {
                     let at = renewal::renew_at(not_before, not_after, renewal::jitter());
                     tracing::info!(name = %name, not_after, renew_at = at, "ACME: certificate on disk");
-                    let ari = renewal_identifier(&files.cert).map(|id| (id, now()));
+                    let ari = leaf
+                        .as_deref()
+                        .and_then(identifier_of)
+                        .map(|id| (id, now()));
                     Due {
                         at,
                         failures: 0,
@@ -211,27 +213,21 @@ impl Acme {
     async fn load_account(&self) -> Result<Account, String> {
         let roots_path = roots_file(self.settings.ca_roots.as_deref())?;
         let roots = client::load_roots(&roots_path)?;
-        let http = || client::Client::new(roots.clone()).map(|c| Box::new(c) as _);
+        let http: Box<dyn instant_acme::HttpClient> = Box::new(client::Client::new(roots)?);
         let path = &self.settings.account_key;
-        match std::fs::read(path) {
-            Ok(bytes) => {
-                let credentials: AccountCredentials =
-                    serde_json::from_slice(&bytes).map_err(|e| {
-                        format!("{}: not ACME account credentials: {e}", path.display())
-                    })?;
-                Account::builder_with_http(http()?)
-                    .from_credentials(credentials)
-                    .await
-                    .map_err(|e| format!("restoring the ACME account: {e}"))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        match credentials(path)? {
+            Some(credentials) => Account::builder_with_http(http)
+                .from_credentials(credentials)
+                .await
+                .map_err(|e| format!("restoring the ACME account: {e}")),
+            None => {
                 let contact: Vec<&str> = self.settings.contact.iter().map(|c| c.as_str()).collect();
                 let new = NewAccount {
                     contact: &contact,
                     terms_of_service_agreed: true,
                     only_return_existing: false,
                 };
-                let (account, credentials) = Account::builder_with_http(http()?)
+                let (account, credentials) = Account::builder_with_http(http)
                     .create(&new, self.settings.directory.clone(), None)
                     .await
                     .map_err(|e| {
@@ -246,8 +242,18 @@ impl Acme {
                 tracing::info!(account = account.id(), file = %path.display(), "ACME: account created");
                 Ok(account)
             }
-            Err(e) => Err(format!("{}: cannot read: {e}", path.display())),
         }
+    }
+}
+
+/// The account's credentials from `path`; `None` when there is no such file yet.
+fn credentials(path: &std::path::Path) -> Result<Option<AccountCredentials>, String> {
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| format!("{}: not ACME account credentials: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("{}: cannot read: {e}", path.display())),
     }
 }
 
@@ -278,20 +284,16 @@ pub(crate) fn plan(settings: &AcmeSettings) -> Result<Vec<String>, String> {
         }
     )];
     let account = &settings.account_key;
-    lines.push(match std::fs::read(account) {
-        Ok(bytes) => {
-            let _: AccountCredentials = serde_json::from_slice(&bytes)
-                .map_err(|e| format!("{}: not ACME account credentials: {e}", account.display()))?;
-            format!("acme: account from {}", account.display())
-        }
-        Err(_) => format!(
+    lines.push(match credentials(account)? {
+        Some(_) => format!("acme: account from {}", account.display()),
+        None => format!(
             "acme: no account yet: the first start creates one and keeps it in {}",
             account.display()
         ),
     });
     for name in &settings.names {
         let files = settings.cert_files(name);
-        lines.push(match certificate_on_disk(&files) {
+        lines.push(match leaf_on_disk(&files).as_deref().and_then(tls::validity) {
             Some((not_before, not_after)) => format!(
                 "acme: {name}: certificate in {} until {}, renewed from about {}",
                 files.cert.display(),
@@ -306,16 +308,6 @@ pub(crate) fn plan(settings: &AcmeSettings) -> Result<Vec<String>, String> {
     Ok(lines)
 }
 
-/// How the CA's renewal information names the leaf in `cert` (RFC 9773), if it can.
-fn renewal_identifier(cert: &std::path::Path) -> Option<CertificateIdentifier<'static>> {
-    use rustls_pki_types::pem::PemObject;
-    let pem = std::fs::read(cert).ok()?;
-    let leaf = rustls_pki_types::CertificateDer::pem_slice_iter(&pem)
-        .next()?
-        .ok()?;
-    identifier_of(&leaf)
-}
-
 /// The renewal information's name for a DER leaf.
 pub(crate) fn identifier_of(leaf: &[u8]) -> Option<CertificateIdentifier<'static>> {
     let (key_id, serial) = tls::ari_identifier(leaf)?;
@@ -323,17 +315,14 @@ pub(crate) fn identifier_of(leaf: &[u8]) -> Option<CertificateIdentifier<'static
     Some(CertificateIdentifier::new(der(key_id), der(serial)).into_owned())
 }
 
-/// The validity of the certificate in `files`, when both its files are there.
-fn certificate_on_disk(files: &crate::config::CertFiles) -> Option<(i64, i64)> {
-    use rustls_pki_types::pem::PemObject;
+/// The leaf of the certificate in `files`, when both its files are there.
+fn leaf_on_disk(
+    files: &crate::config::CertFiles,
+) -> Option<rustls_pki_types::CertificateDer<'static>> {
     if !files.key.is_file() {
         return None;
     }
-    let pem = std::fs::read(&files.cert).ok()?;
-    let leaf = rustls_pki_types::CertificateDer::pem_slice_iter(&pem)
-        .next()?
-        .ok()?;
-    tls::validity(&leaf)
+    tls::leaf_of(&std::fs::read(&files.cert).ok()?)
 }
 
 /// Seconds since the epoch as `YYYY-MM-DD HH:MM UTC`.

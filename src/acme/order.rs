@@ -10,7 +10,7 @@ use instant_acme::{
     RetryPolicy,
 };
 use rustls::sign::CertifiedKey;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls_pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 
 use super::challenges::Challenges;
 use super::store::{self, Readers};
@@ -141,16 +141,11 @@ fn validation_key(name: &AcmeName, digest: &[u8]) -> Result<Arc<CertifiedKey>, S
 /// Checks what the CA sent, then writes the key before the chain: a reload that reads in
 /// between finds a key that does not match and keeps the old pair serving.
 fn save(name: &AcmeName, files: &CertFiles, chain: &str, key: &str) -> Result<Issued, String> {
-    use rustls_pki_types::pem::PemObject;
-    let leaf = CertificateDer::pem_slice_iter(chain.as_bytes())
-        .next()
-        .and_then(Result::ok)
-        .ok_or("the CA's answer holds no PEM certificate")?;
+    // What a reload would refuse is never written: the files on disk stay ones that load.
+    let leaf = tls::check_pair(files, chain.as_bytes(), key.as_bytes(), name.as_str())
+        .map_err(|e| format!("the CA's certificate cannot be served: {e}"))?;
     let (not_before, not_after) =
         tls::validity(&leaf).ok_or("the CA's certificate has no readable validity")?;
-    // What a reload would refuse is never written: the files on disk stay ones that load.
-    tls::check_pair(files, chain.as_bytes(), key.as_bytes(), name.as_str())
-        .map_err(|e| format!("the CA's certificate cannot be served: {e}"))?;
     let write = |path: &Path, bytes: &str, readers| {
         store::write_atomically(path, bytes.as_bytes(), readers)
             .map_err(|e| format!("{}: cannot write: {e}", path.display()))

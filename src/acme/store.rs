@@ -6,18 +6,6 @@ use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::Path;
 
-use crate::config::{AcmeSettings, CertFiles};
-
-/// The certificates `[acme]` has issued so far: the names whose chain and key are both on disk.
-pub(crate) fn issued(settings: &AcmeSettings) -> Vec<CertFiles> {
-    settings
-        .names
-        .iter()
-        .map(|name| settings.cert_files(name))
-        .filter(|files| files.cert.is_file() && files.key.is_file())
-        .collect()
-}
-
 /// Who may read a file written here.
 #[derive(Clone, Copy)]
 pub(crate) enum Readers {

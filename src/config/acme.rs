@@ -53,6 +53,14 @@ impl AcmeSettings {
         }
     }
 
+    /// The certificates issued so far: the names whose chain and key are both on disk.
+    pub(crate) fn issued_files(&self) -> impl Iterator<Item = CertFiles> + '_ {
+        self.names
+            .iter()
+            .map(|name| self.cert_files(name))
+            .filter(|files| files.cert.is_file() && files.key.is_file())
+    }
+
     /// Every file `[acme]` may write for its names, present or not: a reload watches them.
     pub(crate) fn watched_files(&self) -> impl Iterator<Item = PathBuf> + '_ {
         self.names.iter().flat_map(|name| {

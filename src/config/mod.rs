@@ -231,6 +231,24 @@ impl Config {
         Self::parse(&name, &text, base)
     }
 
+    /// `[tls]` with every certificate it serves: its files, then those `[acme]` has issued so
+    /// far (chosen by their names, never the default for a client without SNI unless they are
+    /// all). `None` for plain HTTP.
+    pub(crate) fn served_tls(&self) -> Option<TlsFiles> {
+        let mut files = self.tls.clone()?;
+        if let Some(acme) = &self.acme {
+            files.certificates.extend(acme.issued_files());
+        }
+        Some(files)
+    }
+
+    /// Whether connections offering `acme-tls/1` alone get TLS-ALPN-01 answers.
+    pub(crate) fn answers_tls_alpn(&self) -> bool {
+        self.acme
+            .as_ref()
+            .is_some_and(|acme| acme.challenge == Challenge::TlsAlpn01)
+    }
+
     /// The other files this config reads, as a reload watches them.
     pub(crate) fn references(&self) -> References {
         References {

@@ -165,20 +165,30 @@ fn covered_names(leaf: &CertificateDer<'_>) -> Result<Vec<String>, String> {
 }
 
 /// Checks a chain and key before they are written to `files`, as a load of those files would:
-/// they parse, belong together, and the certificate is valid for `name`.
+/// they parse, belong together, and the certificate is valid for `name`. The chain's leaf.
 pub(crate) fn check_pair(
     files: &CertFiles,
     cert_pem: &[u8],
     key_pem: &[u8],
     name: &str,
-) -> Result<(), String> {
+) -> Result<CertificateDer<'static>, String> {
     let loaded =
         LoadedCert::from_pem(files, cert_pem, key_pem, &provider()).map_err(|e| e.to_string())?;
     let server_name = ServerName::try_from(name).map_err(|e| e.to_string())?;
     if !loaded.valid_for(&server_name) {
         return Err(format!("the certificate is not valid for {name}"));
     }
-    Ok(())
+    loaded
+        .key
+        .cert
+        .first()
+        .cloned()
+        .ok_or_else(|| "the chain holds no certificate".to_owned())
+}
+
+/// The first certificate of a PEM chain: the leaf.
+pub(crate) fn leaf_of(pem: &[u8]) -> Option<CertificateDer<'static>> {
+    CertificateDer::pem_slice_iter(pem).next()?.ok()
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, TlsError> {
@@ -302,13 +312,13 @@ pub(crate) fn load_all(
 
 /// The rustls server config: TLS 1.3 and (unless `min_version` is 1.3) 1.2, with the
 /// provider's default suites (AEAD with forward secrecy only), ALPN h2 then http/1.1, and
-/// `acme-tls/1` last when TLS-ALPN-01 challenges are answered (`tls_alpn`).
+/// `acme-tls/1` last when the resolver answers TLS-ALPN-01 challenges.
 pub(crate) fn server_config(
     resolver: Arc<SniResolver>,
     provider: Arc<CryptoProvider>,
     min_version: TlsVersion,
-    tls_alpn: bool,
 ) -> Result<ServerConfig, TlsError> {
+    let tls_alpn = resolver.challenges.is_some();
     let versions: &[&rustls::SupportedProtocolVersion] = match min_version {
         TlsVersion::Tls12 => &[&version::TLS13, &version::TLS12],
         TlsVersion::Tls13 => &[&version::TLS13],
@@ -490,9 +500,8 @@ mod tests {
         let validation = certificate(dir.path(), "validation", &["chat.test"]).key;
         let validation_leaf = validation.cert[0].to_vec();
         let resolver = SniResolver::new(vec![page]).answering_tls_alpn(Arc::new(Open(validation)));
-        let config = Arc::new(
-            server_config(Arc::new(resolver), provider(), TlsVersion::Tls12, true).unwrap(),
-        );
+        let config =
+            Arc::new(server_config(Arc::new(resolver), provider(), TlsVersion::Tls12).unwrap());
         let acme: &[u8] = ACME_TLS_ALPN;
         assert_eq!(
             served(config.clone(), "chat.test", &[acme]).await,
@@ -514,7 +523,7 @@ mod tests {
         // Without TLS-ALPN-01 answered, acme-tls/1 is not even negotiated.
         let plain = SniResolver::new(vec![certificate(dir.path(), "p2", &["chat.test"])]);
         let config =
-            Arc::new(server_config(Arc::new(plain), provider(), TlsVersion::Tls12, false).unwrap());
+            Arc::new(server_config(Arc::new(plain), provider(), TlsVersion::Tls12).unwrap());
         assert_eq!(served(config, "chat.test", &[acme]).await, None);
     }
 }
