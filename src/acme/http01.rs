@@ -2,10 +2,11 @@
 //! is open, 404 otherwise. Nothing else is served on it, and it keeps nothing.
 
 use bytes::Bytes;
-use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http::{Method, Request, Response, StatusCode};
 
 use super::challenges::Challenges;
 use crate::body::Body;
+use crate::service::plain_text;
 
 const PREFIX: &str = "/.well-known/acme-challenge/";
 
@@ -16,28 +17,12 @@ pub(crate) fn answer<B>(challenges: &Challenges, req: &Request<B>) -> Response<B
         .flatten()
         .and_then(|token| challenges.http(token));
     match key_authorization {
-        Some(answer) => text(StatusCode::OK, Bytes::from(answer)),
-        None => text(
+        Some(answer) => plain_text(StatusCode::OK, Bytes::from(answer)),
+        None => plain_text(
             StatusCode::NOT_FOUND,
             Bytes::from_static(b"not found: this listener answers ACME HTTP-01 challenges only\n"),
         ),
     }
-}
-
-fn text(status: StatusCode, body: Bytes) -> Response<Body> {
-    let mut response = Response::new(Body::new(body));
-    *response.status_mut() = status;
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    response
 }
 
 #[cfg(test)]
@@ -60,7 +45,16 @@ mod tests {
             get("/.well-known/acme-challenge/other").status(),
             StatusCode::NOT_FOUND
         );
-        assert_eq!(get("/").status(), StatusCode::NOT_FOUND);
+        let refused = get("/");
+        assert_eq!(refused.status(), StatusCode::NOT_FOUND);
+        // The error answers' security headers, as on the public listener.
+        let headers = refused.headers();
+        assert_eq!(
+            headers[http::header::CONTENT_SECURITY_POLICY],
+            "default-src 'none'; frame-ancestors 'none'"
+        );
+        assert_eq!(headers[http::header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+        assert_eq!(headers[http::header::CACHE_CONTROL], "no-store");
         challenges.close("name.example", &["tok".to_owned()]);
         assert_eq!(
             get("/.well-known/acme-challenge/tok").status(),

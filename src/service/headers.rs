@@ -138,8 +138,14 @@ pub(super) fn error(status: StatusCode, reason: &str) -> Response<Body> {
         status.as_u16(),
         status.canonical_reason().unwrap_or("")
     );
+    plain_text(status, Bytes::from(body))
+}
+
+/// A plain-text answer that is not a page (an error, an ACME HTTP-01 answer), with the
+/// security headers every such answer carries: nothing in it may run, be framed or be kept.
+pub(crate) fn plain_text(status: StatusCode, body: Bytes) -> Response<Body> {
     let length = HeaderValue::from(body.len());
-    let mut response = Response::new(Body::new(Bytes::from(body)));
+    let mut response = Response::new(Body::new(body));
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, TEXT);

@@ -40,6 +40,8 @@ use query::{Signature, Signing};
 pub use crate::page::UPGRADE_PARAMETER;
 pub use query::PolicyVerdict;
 
+pub(crate) use headers::plain_text;
+
 /// One configured host, with what its responses need built once.
 #[derive(Debug)]
 struct Host {
