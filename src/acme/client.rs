@@ -1,6 +1,11 @@
 //! The HTTP client the ACME protocol runs over: HTTP/1.1 on a new rustls connection per
 //! request, checked against the configured roots only. ACME is a few requests a day; keeping
 //! no connection open keeps nothing to go stale.
+//!
+//! The CA is trusted for what it signs, not for how it talks: an exchange must end within one
+//! deadline from the connect to the answer's last byte, and an answer must fit a small cap, so
+//! that a stalled or oversized answer fails the order (counted and retried) instead of holding
+//! the ACME task or the process's memory.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -10,6 +15,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, header};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use instant_acme::{BodyWrapper, BytesResponse, Error, HttpClient};
 use rustls::RootCertStore;
@@ -21,8 +28,12 @@ use tokio_rustls::TlsConnector;
 use crate::config::SYSTEM_CA_BUNDLES;
 use crate::tls;
 
-/// How long one request to the CA may take, connection and TLS included.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one exchange with the CA may take, from the connect to the answer's last byte.
+const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The most read of one answer: a directory, an order or a certificate chain is a few
+/// kilobytes, so an answer larger than this is no answer of a CA's.
+const MAX_ANSWER_BYTES: usize = 256 * 1024;
 
 /// The roots file in use: the configured one, or the first system bundle that exists.
 pub(crate) fn roots_file(configured: Option<&Path>) -> Result<PathBuf, String> {
@@ -61,6 +72,8 @@ pub(crate) fn load_roots(path: &Path) -> Result<RootCertStore, String> {
 /// Talks to the CA over https, trusting `roots` only.
 pub(crate) struct Client {
     connector: TlsConnector,
+    /// [`EXCHANGE_TIMEOUT`], shorter in tests.
+    deadline: Duration,
 }
 
 impl Client {
@@ -73,6 +86,7 @@ impl Client {
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(Client {
             connector: TlsConnector::from(Arc::new(config)),
+            deadline: EXCHANGE_TIMEOUT,
         })
     }
 }
@@ -83,10 +97,13 @@ impl HttpClient for Client {
         req: Request<BodyWrapper<Bytes>>,
     ) -> Pin<Box<dyn Future<Output = Result<BytesResponse, Error>> + Send>> {
         let connector = self.connector.clone();
+        let deadline = self.deadline;
         Box::pin(async move {
-            match tokio::time::timeout(REQUEST_TIMEOUT, send(connector, req)).await {
+            match tokio::time::timeout(deadline, send(connector, req)).await {
                 Ok(result) => result,
-                Err(_) => Err(Error::Str("the ACME request took longer than 30 s")),
+                Err(_) => Err(Error::Str(
+                    "the ACME server did not answer in full within 30 s",
+                )),
             }
         })
     }
@@ -137,5 +154,148 @@ async fn send(
         .send_request(req)
         .await
         .map_err(|e| Error::Other(Box::new(e)))?;
-    Ok(BytesResponse::from(response))
+    read_whole(response).await
+}
+
+/// The answer with its whole body, read now (within the exchange's deadline) and at most
+/// [`MAX_ANSWER_BYTES`] of it.
+async fn read_whole(response: http::Response<Incoming>) -> Result<BytesResponse, Error> {
+    const TOO_LARGE: Error = Error::Str("the ACME server's answer is larger than 256 KiB");
+    let (parts, body) = response.into_parts();
+    let announced = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+    if announced.is_some_and(|length| length > MAX_ANSWER_BYTES as u64) {
+        return Err(TOO_LARGE);
+    }
+    let body = Limited::new(body, MAX_ANSWER_BYTES)
+        .collect()
+        .await
+        .map_err(|e| {
+            if e.is::<LengthLimitError>() {
+                TOO_LARGE
+            } else {
+                Error::Other(e)
+            }
+        })?
+        .to_bytes();
+    Ok(BytesResponse {
+        parts,
+        body: Box::new(body),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    /// What a scripted CA sends after the request head.
+    enum Answer {
+        /// A head announcing a small body, then nothing, the connection kept open.
+        HeadThenSilence,
+        /// A head announcing 8 GiB.
+        Announced8GiB,
+        /// A chunked body that goes on for 4 MiB, more than the cap.
+        EndlessChunks,
+        /// A whole small answer.
+        Whole,
+    }
+
+    /// A TLS server on loopback that answers one request as `answer` says; its certificate.
+    async fn scripted_ca(answer: Answer) -> (u16, RootCertStore) {
+        let key = rcgen::KeyPair::generate().expect("rcgen makes a key");
+        let params = rcgen::CertificateParams::new(vec!["localhost".to_owned()]).expect("a name");
+        let cert = params.self_signed(&key).expect("rcgen signs");
+        let mut roots = RootCertStore::empty();
+        roots.add(cert.der().clone()).expect("a root");
+        let key_der = rustls_pki_types::PrivateKeyDer::try_from(key.serialize_der()).unwrap();
+        let config = rustls::ServerConfig::builder_with_provider(tls::provider())
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![cert.der().clone()], key_der)
+            .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let mut tls = acceptor.accept(tcp).await.unwrap();
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && tls.read(&mut byte).await.unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            let _ = match answer {
+                Answer::HeadThenSilence => {
+                    tls.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{")
+                        .await
+                }
+                Answer::Announced8GiB => {
+                    tls.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 8589934592\r\n\r\n")
+                        .await
+                }
+                Answer::EndlessChunks => {
+                    let chunk = format!("4000\r\n{}\r\n", "x".repeat(0x4000));
+                    let head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+                    let mut sent = tls.write_all(head).await;
+                    for _ in 0..256 {
+                        sent = sent.and(tls.write_all(chunk.as_bytes()).await);
+                    }
+                    sent
+                }
+                Answer::Whole => {
+                    tls.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+                        .await
+                }
+            };
+            // Held open until the client goes, as a stalled CA would.
+            let _ = tls.read(&mut byte).await;
+        });
+        (port, roots)
+    }
+
+    /// One exchange with a scripted CA, its body read as the ACME code reads it.
+    async fn exchange(answer: Answer) -> Result<Bytes, String> {
+        let (port, roots) = scripted_ca(answer).await;
+        let mut client = Client::new(roots).unwrap();
+        client.deadline = Duration::from_secs(1);
+        let request = Request::get(format!("https://localhost:{port}/directory"))
+            .body(BodyWrapper::from(Vec::new()))
+            .unwrap();
+        let bound = Duration::from_secs(10);
+        let exchange = async {
+            let mut response = client.request(request).await.map_err(|e| e.to_string())?;
+            response.body.into_bytes().await.map_err(|e| e.to_string())
+        };
+        tokio::time::timeout(bound, exchange)
+            .await
+            .expect("the exchange ends within its deadline, body included")
+    }
+
+    #[tokio::test]
+    async fn a_ca_that_stalls_after_the_head_fails_the_exchange_at_the_deadline() {
+        let error = exchange(Answer::HeadThenSilence).await.unwrap_err();
+        assert!(error.contains("did not answer in full"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn an_answer_announced_over_the_cap_is_refused_unread() {
+        let error = exchange(Answer::Announced8GiB).await.unwrap_err();
+        assert!(error.contains("larger than 256 KiB"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn an_answer_that_runs_over_the_cap_is_refused() {
+        let error = exchange(Answer::EndlessChunks).await.unwrap_err();
+        assert!(error.contains("larger than 256 KiB"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_whole_small_answer_is_read() {
+        assert_eq!(exchange(Answer::Whole).await.unwrap(), Bytes::from("{}"));
+    }
 }
