@@ -6,7 +6,10 @@
 //! closing it would hand its place to whoever connects next.
 //!
 //! With none idle, the connection that has waited longest for a head is closed, once it has
-//! waited `MIN_IDLE`: a head begun and not finished, or a first request not sent. Otherwise a
+//! waited `MIN_IDLE`: a head begun and not finished, or a first request not sent (every
+//! connection is listed from accept on, so this covers one that sends nothing, part of a TLS
+//! handshake or part of the HTTP/2 preface; for TLS the wait starts over after the handshake,
+//! whose first bytes do not count as a head). Otherwise a
 //! client could hold a slot for `header_read_timeout` with one byte of its next head, and the
 //! whole cap with one such connection per slot at a few bytes a second. A browser sends a
 //! head in one write; a head that takes a second is a slow client, and at the cap it gives

@@ -228,7 +228,9 @@ async fn the_connection_cap_holds_while_no_connection_is_idle() {
     .await;
     let request = b"GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\n\r\n";
     // Neither may be closed to make room within a second: one has not sent its first request
-    // yet, the other is in the middle of its second.
+    // yet, the other is in the middle of its second. (After a second, either may: see
+    // `at_the_cap_a_connection_that_sent_no_request_makes_room_whatever_it_sent`.)
+    let fresh_since = Instant::now();
     let fresh = TcpStream::connect(running.addr).await.unwrap();
     let mut mid_head = TcpStream::connect(running.addr).await.unwrap();
     mid_head.write_all(request).await.unwrap();
@@ -238,7 +240,9 @@ async fn the_connection_cap_holds_while_no_connection_is_idle() {
     let mut third = TcpStream::connect(running.addr).await.unwrap();
     third.write_all(request).await.unwrap();
     let mut buf = [0u8; 1];
-    let early = tokio::time::timeout(Duration::from_millis(500), third.read(&mut buf)).await;
+    // Until 900 ms after `fresh` connected, however long the steps above took.
+    let window = Duration::from_millis(900).saturating_sub(fresh_since.elapsed());
+    let early = tokio::time::timeout(window, third.read(&mut buf)).await;
     assert!(
         early.is_err(),
         "the third connection was served while the cap was full"
@@ -327,6 +331,114 @@ async fn at_the_cap_the_longest_idle_keep_alive_connection_makes_room() {
             .await
             .starts_with("HTTP/1.1 200")
     );
+    drop(held);
+    running.stop().await;
+}
+
+/// Five bytes of a ClientHello: a TLS record's head announcing a handshake that never comes.
+const PARTIAL_CLIENT_HELLO: &[u8] = b"\x16\x03\x01\x02\x00";
+
+#[tokio::test]
+async fn at_the_cap_a_connection_that_sent_no_request_makes_room_whatever_it_sent() {
+    // Listed only after its handshake or its preface, a cap's worth of sockets that send
+    // nothing, five bytes of a ClientHello or a part of the h2 preface held every slot for the
+    // whole handshake deadline. Every deadline here is a minute away: only the cap's eviction
+    // can admit the third client within the read bound.
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key, der) = write_cert(dir.path(), "all", common::TWO_HOSTS_NAMES);
+    let tls = format!("[tls]\ncert = {cert:?}\nkey = {key:?}\n");
+    let cases: [(&str, &[u8]); 5] = [
+        (&tls, b""),
+        (&tls, PARTIAL_CLIENT_HELLO),
+        ("", b""),
+        ("", b"PRI *"),
+        ("", H2_PREFACE),
+    ];
+    for (tls, sent) in cases {
+        let limits = "[limits]\nmax_connections = 2\nhandshake_timeout = \"60s\"\nheader_read_timeout = \"60s\"\nidle_timeout = \"60s\"";
+        let text = two_hosts_with("admin_listen = \"127.0.0.1:0\"", &format!("{tls}{limits}"));
+        let running = Running::start(&config(&text)).await;
+        let mut held = Vec::new();
+        for _ in 0..2 {
+            let mut conn = TcpStream::connect(running.addr).await.unwrap();
+            conn.write_all(sent).await.unwrap();
+            held.push(conn);
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let request = b"GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\n\r\n";
+        let third = TcpStream::connect(running.addr).await.unwrap();
+        let answer = if tls.is_empty() {
+            let mut third = third;
+            third.write_all(request).await.unwrap();
+            read_response(&mut third).await
+        } else {
+            let connector = tls_client_trusting(std::slice::from_ref(&der), &[b"http/1.1"]);
+            let name = ServerName::try_from("chat.sandbox.test").unwrap();
+            let handshake = tokio::time::timeout(BOUND, connector.connect(name, third));
+            let mut third = handshake.await.expect("admitted").unwrap();
+            third.write_all(request).await.unwrap();
+            read_response(&mut third).await
+        };
+        let case = format!("tls: {}, sent {sent:?}", !tls.is_empty());
+        assert!(answer.starts_with("HTTP/1.1 200"), "{case}: {answer}");
+        assert!(
+            closed_after(&mut held[0]).await.is_some(),
+            "{case}: the one waiting the longest is closed"
+        );
+        let admin = running.admin.expect("admin listener bound");
+        let metrics = get(admin, "admin", "/metrics").await;
+        let series = "mcp_sandbox_proxy_slow_heads_closed_total";
+        assert_eq!(metric_value(&metrics, series), 1.0, "{case}: {metrics}");
+        drop(held);
+        running.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn at_the_cap_an_http2_connection_that_stops_answering_still_makes_room() {
+    // hyper's graceful shutdown waits for the client to answer its PING; a client that made a
+    // request and then went quiet held its slot, and stopped every other eviction, until its
+    // keep-alive ran out a minute later.
+    let limits = "[limits]\nmax_connections = 2\nhandshake_timeout = \"60s\"\nheader_read_timeout = \"60s\"\nidle_timeout = \"120s\"";
+    let text = two_hosts_with("admin_listen = \"127.0.0.1:0\"", limits);
+    let running = Running::start(&config(&text)).await;
+    let authority = b"chat.sandbox.test";
+    let mut block = vec![
+        0x82,
+        0x86,
+        0x84,
+        0x41,
+        u8::try_from(authority.len()).unwrap(),
+    ];
+    block.extend_from_slice(authority);
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut conn = TcpStream::connect(running.addr).await.unwrap();
+        conn.write_all(H2_PREFACE).await.unwrap();
+        conn.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).await.unwrap();
+        // HEADERS on stream 1, END_STREAM | END_HEADERS: GET / on the host's name.
+        let length = u8::try_from(block.len()).unwrap();
+        conn.write_all(&[0, 0, length, 1, 5, 0, 0, 0, 1])
+            .await
+            .unwrap();
+        conn.write_all(&block).await.unwrap();
+        // Some of the answer, so the request was served; then the client reads no more.
+        let mut some = [0u8; 64];
+        let read = tokio::time::timeout(BOUND, conn.read(&mut some)).await;
+        assert!(matches!(read, Ok(Ok(n)) if n > 0), "answered: {read:?}");
+        held.push(conn);
+    }
+    let admin = running.admin.expect("admin listener bound");
+    let mut third = TcpStream::connect(running.addr).await.unwrap();
+    third
+        .write_all(b"GET / HTTP/1.1\r\nHost: chat.sandbox.test\r\n\r\n")
+        .await
+        .unwrap();
+    let answer = read_response(&mut third).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let metrics = get(admin, "admin", "/metrics").await;
+    let series = "mcp_sandbox_proxy_idle_connections_closed_total";
+    assert_eq!(metric_value(&metrics, series), 1.0, "{metrics}");
     drop(held);
     running.stop().await;
 }

@@ -91,11 +91,30 @@ where
     C::Error: Into<ConnectionError>,
 {
     // Borrowed, not moved: the drain counts this connection until the function returns.
-    tokio::select! {
+    let evicted = tokio::select! {
         result = conn.as_mut() => return result.map_err(Into::into),
-        () = Drain::started(&mut drain) => {}
-        () = activity.evicted() => {}
+        () = Drain::started(&mut drain) => false,
+        () = activity.evicted() => true,
+    };
+    // SECURITY (the cap): an evicted connection must leave within `EVICTED_GRACE`. hyper's
+    // graceful shutdown waits for the client to answer a PING, and one evicted connection
+    // still open stops every other eviction (see `idle`): a client that sent only the preface,
+    // or that stops answering after a request, held the slot and the cap's only way to make
+    // room until its keep-alive ran out. Before its first request it has nothing to lose.
+    if evicted && activity.requests() == 0 {
+        return Ok(());
     }
     conn.as_mut().graceful_shutdown();
-    conn.await.map_err(Into::into)
+    if !evicted {
+        return conn.await.map_err(Into::into);
+    }
+    match tokio::time::timeout(EVICTED_GRACE, conn).await {
+        Ok(result) => result.map_err(Into::into),
+        Err(_) => Ok(()),
+    }
 }
+
+/// How long an evicted HTTP/2 connection may take to end its streams and close: long enough
+/// for a client that answers its GOAWAY's PING and reads its last answer, short enough that
+/// the next client at the cap is admitted at once.
+const EVICTED_GRACE: std::time::Duration = std::time::Duration::from_secs(1);

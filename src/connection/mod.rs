@@ -130,7 +130,12 @@ async fn serve_connection(
     let _ = stream.set_nodelay(true);
     // The head deadline starts now for plain TCP (the preface read is part of the head) and
     // after the handshake for TLS, which has a deadline of its own.
-    let mut activity = Activity::new();
+    let accepted = Activity::new();
+    // SECURITY (the cap): a connection is listed from accept on, so that one which sends
+    // nothing, part of a ClientHello or part of the h2 preface gives way at the cap like a slow
+    // head; listed only after its first bytes, a cap's worth of silent sockets held every slot
+    // for the whole handshake deadline.
+    let accepted_listing = listed.as_ref().map(|open| open.track(accepted.clone()));
     let limits = &endpoint.limits;
     let deadlines = Deadlines {
         header_read: limits.header_read_timeout,
@@ -145,16 +150,20 @@ async fn serve_connection(
             // `serve_http`.
             let accept = Box::pin(acceptor.accept(stream));
             let handshake = tokio::time::timeout(limits.handshake_timeout, accept);
-            let mut tls_stream = match handshake.await {
-                Ok(Ok(s)) => s,
-                Ok(Err(e)) => {
+            let mut tls_stream = match unless_evicted(&accepted, handshake).await {
+                Some(Ok(Ok(s))) => s,
+                Some(Ok(Err(e))) => {
                     metrics.inspect(|m| m.handshake_failed());
                     tracing::debug!(%peer, error = %e, "TLS handshake failed");
                     return;
                 }
-                Err(_) => {
+                Some(Err(_)) => {
                     metrics.inspect(|m| m.handshake_failed());
                     tracing::debug!(%peer, "TLS handshake deadline passed");
+                    return;
+                }
+                None => {
+                    tracing::debug!(%peer, "closed during its handshake to make room");
                     return;
                 }
             };
@@ -175,8 +184,11 @@ async fn serve_connection(
             tls_stream.get_mut().1.set_buffer_limit(Some(buffer_limit));
             let (_, session) = tls_stream.get_ref();
             let sni = session.server_name().map(str::to_owned);
-            activity = Activity::new();
+            // The head's clock starts after the handshake; listed anew before the accept's
+            // listing goes, so the connection is never out of the list.
+            let activity = Activity::new();
             let tracked = listed.map(|open| open.track(activity.clone()));
+            drop(accepted_listing);
             let io = Deadlined::new(tls_stream, activity.clone(), deadlines);
             let tls = Some(sni);
             let endpoints = Endpoints {
@@ -188,26 +200,29 @@ async fn serve_connection(
         }
         None => {
             let sniff = tokio::time::timeout(limits.header_read_timeout, read_preface(stream));
-            let (stream, h2) = match sniff.await {
-                Ok(Ok(sniffed)) => sniffed,
-                Ok(Err(e)) => {
+            let (stream, h2) = match unless_evicted(&accepted, sniff).await {
+                Some(Ok(Ok(sniffed))) => sniffed,
+                Some(Ok(Err(e))) => {
                     tracing::debug!(%peer, error = %e, "connection closed before a request");
                     return;
                 }
-                Err(_) => {
+                Some(Err(_)) => {
                     metrics.inspect(|m| m.connection_deadline_passed());
                     tracing::debug!(%peer, "header read deadline passed before the first byte");
                     return;
                 }
+                None => {
+                    tracing::debug!(%peer, "closed before its first request to make room");
+                    return;
+                }
             };
-            let tracked = listed.map(|open| open.track(activity.clone()));
-            let io = Deadlined::new(stream, activity.clone(), deadlines);
+            let io = Deadlined::new(stream, accepted.clone(), deadlines);
             let endpoints = Endpoints {
                 accepted: &endpoint,
                 current,
             };
-            let serving = serve_http(io, h2, None, endpoints, activity, drain, metrics.cloned());
-            (serving, tracked)
+            let serving = serve_http(io, h2, None, endpoints, accepted, drain, metrics.cloned());
+            (serving, accepted_listing)
         }
     };
     // SECURITY (memory): a connection keeps no generation of its own once it serves, so an idle
@@ -221,6 +236,15 @@ async fn serve_connection(
         } else {
             tracing::debug!(%peer, error = %e, "connection ended with an error");
         }
+    }
+}
+
+/// Runs `phase` unless the connection is asked to make room at the cap first (`None`): before
+/// its first request it has nothing to lose but the socket.
+async fn unless_evicted<F: Future>(activity: &Activity, phase: F) -> Option<F::Output> {
+    tokio::select! {
+        out = phase => Some(out),
+        () = activity.evicted() => None,
     }
 }
 

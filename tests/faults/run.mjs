@@ -285,7 +285,42 @@ function holdTheCap(port, connections) {
   return () => { timers.forEach(clearInterval); sockets.forEach((s) => s.destroy()); };
 }
 
-/** A new connection per request, one at a time, for the phase: what a new browser gets. */
+/**
+ * Clients that take every free slot of the cap and send nothing a request could start with:
+ * silent TCP, five bytes of a ClientHello, or a TLS handshake (ALPN h2) followed by `PRI *` or
+ * by the bare HTTP/2 preface; each one closed connects again after 20 ms, so the cap stays
+ * full for the phase.
+ */
+const PARTIAL_CLIENT_HELLO = Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00]);
+const AFTER_HANDSHAKE = ['PRI *', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'];
+function holdTheCapSilently(port, connections) {
+  let stopping = false;
+  const sockets = new Set();
+  function connect(i) {
+    if (stopping) return;
+    const shape = i % 4;
+    let socket;
+    if (shape < 2) {
+      socket = net.connect({ host: '127.0.0.1', port });
+      if (shape === 1) socket.on('connect', () => socket.write(PARTIAL_CLIENT_HELLO));
+    } else {
+      socket = tls.connect({ host: '127.0.0.1', port, servername: NAME, rejectUnauthorized: false, ALPNProtocols: ['h2'] });
+      socket.on('secureConnect', () => socket.write(AFTER_HANDSHAKE[shape - 2]));
+    }
+    sockets.add(socket);
+    socket.resume();
+    socket.on('error', () => {});
+    socket.on('close', () => { sockets.delete(socket); setTimeout(() => connect(i), 20); });
+  }
+  for (let i = 0; i < connections; i++) connect(i);
+  return () => { stopping = true; sockets.forEach((s) => s.destroy()); };
+}
+
+/**
+ * A new connection per request, one at a time, for the phase: what a new browser gets. Stop it
+ * before the hold it measures ends, so that every request it sent was sent and answered (or
+ * not) while the hold lasted.
+ */
 function newClients(port, ca) {
   const stats = { sent: 0, answered: 0, failed: 0, latencies: [], errors: [] };
   let stopping = false;
@@ -360,7 +395,7 @@ async function runPhase(name, start) {
     p99: p99(good.stats.latencies[name]),
     peakMiB: watcher.memory.phasePeakKiB / 1024,
   });
-  stop();
+  await stop();
 }
 
 await runPhase('no fault');
@@ -379,9 +414,15 @@ await runPhase(`every free slot of the cap held with one byte of a head, a byte 
   const stopHolding = holdTheCap(service.port, SETTINGS.held + 64 - WORKERS);
   await new Promise((r) => setTimeout(r, 1500));
   capProbe = newClients(service.port, ca);
-  return stopHolding;
+  return async () => { await capProbe.stop(); stopHolding(); };
 });
-await capProbe.stop();
+let silentProbe;
+await runPhase('every free slot of the cap held by silent TCP, 5 bytes of a ClientHello, or TLS then `PRI *` or the h2 preface, kept up', async () => {
+  const stopHolding = holdTheCapSilently(service.port, SETTINGS.held + 64 - WORKERS);
+  await new Promise((r) => setTimeout(r, 1500));
+  silentProbe = newClients(service.port, ca);
+  return async () => { await silentProbe.stop(); stopHolding(); };
+});
 await runPhase(`${SETTINGS.attackConnections} clients sending the worst heads the limits allow, 2 Mbit/s each`,
   () => worstHeads(service.port, SETTINGS.attackConnections));
 await runPhase('after the faults');
@@ -404,15 +445,19 @@ const table = [
 console.log(table.join('\n'));
 console.log(`requests retried once on a kept connection closed by the server: ${good.stats.retried}`);
 const cap = capProbe.stats;
-console.log(`new connections while the cap was held: ${cap.sent} sent, ${cap.answered} answered, ${cap.failed} failed, p99 ${p99(cap.latencies).toFixed(0)} ms`);
+const silent = silentProbe.stats;
+const probeLine = (what, stats) => `new connections while ${what}: ${stats.sent} sent, ${stats.answered} answered, ${stats.failed} failed, p99 ${p99(stats.latencies).toFixed(0)} ms`;
+console.log(probeLine('the cap was held', cap));
+console.log(probeLine('the cap was held by silent connections', silent));
 console.log(`testssl.sh: cipher order ${scan.cipherOrder}, BREACH ${scan.breach}; other findings worse than LOW: ${scan.worse.length}`);
 for (const f of scan.worse) console.log(`  ${f.severity} ${f.id}: ${f.finding}`);
 mkdirSync('target', { recursive: true });
-writeFileSync('target/faults.json', JSON.stringify({ settings: SETTINGS, rows, total, retried: good.stats.retried, capProbe: { ...cap, latencies: undefined, p99: p99(cap.latencies) }, exitCode, peakKiB: watcher.memory.peakKiB, testssl: scan }, null, 2));
+writeFileSync('target/faults.json', JSON.stringify({ settings: SETTINGS, rows, total, retried: good.stats.retried, capProbe: { ...cap, latencies: undefined, p99: p99(cap.latencies) }, silentProbe: { ...silent, latencies: undefined, p99: p99(silent.latencies) }, exitCode, peakKiB: watcher.memory.peakKiB, testssl: scan }, null, 2));
 
 const problems = [];
 if (total.failed > 0 || total.sent !== total.answered) problems.push(`good requests lost: ${good.stats.errors.slice(0, 10).join('; ')}`);
 if (cap.failed > 0 || cap.answered === 0) problems.push(`new clients not served while the cap was held: ${cap.errors.slice(0, 5).join('; ')}`);
+if (silent.failed > 0 || silent.answered === 0) problems.push(`new clients not served while silent connections held the cap: ${silent.errors.slice(0, 5).join('; ')}`);
 if (exitCode !== 0) problems.push(`the drain ended with ${exitCode}`);
 if (scan.worse.length > 0) problems.push('testssl.sh found more than LOW');
 console.log(problems.length ? `faults: FAILED: ${problems.join(' | ')}` : 'faults: passed');
