@@ -28,15 +28,19 @@ pub(crate) struct Endpoint {
     pub(crate) handler: Handler,
     pub(crate) tls: Option<TlsAcceptor>,
     pub(crate) limits: Limits,
+    /// Plain TCP only: whether HTTP/2 with prior knowledge (the preface) is served, or read as
+    /// HTTP/1.1 and refused as any request that is not.
+    pub(crate) plain_h2: bool,
 }
 
 impl Endpoint {
     /// An endpoint that never changes with a reload (the demo page, the admin endpoints).
-    pub(crate) fn fixed(handler: Handler, limits: &Limits) -> Arc<Endpoint> {
+    pub(crate) fn fixed(handler: Handler, limits: &Limits, plain_h2: bool) -> Arc<Endpoint> {
         Arc::new(Endpoint {
             handler,
             tls: None,
             limits: limits.clone(),
+            plain_h2,
         })
     }
 }
@@ -80,6 +84,7 @@ impl Generation {
             handler,
             tls,
             limits: config.limits.clone(),
+            plain_h2: true,
         });
         Ok(Generation {
             config,

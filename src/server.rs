@@ -83,7 +83,14 @@ impl Listener {
         Ok(Listener {
             kind,
             socket: bind(addr).await?,
-            endpoint: watch::channel(Endpoint::fixed(handler, &config.limits)).1,
+            // SECURITY: the HTTP-01 listener is the CA's, which speaks HTTP/1.1 (RFC 8555
+            // §8.3): nothing else is answered there, HTTP/2 with prior knowledge included.
+            endpoint: watch::channel(Endpoint::fixed(
+                handler,
+                &config.limits,
+                kind != ListenerKind::AcmeHttp,
+            ))
+            .1,
             metrics: None,
         })
     }

@@ -191,14 +191,26 @@ impl Drop for Pebble {
 /// The service's config: TLS on `port` with no certificate file, every certificate from pebble;
 /// `acme_more` adds keys to `[acme]`, `top` to the top level.
 fn service_config(dir: &Path, pebble: &Pebble, port: u16, top: &str, acme_more: &str) -> String {
+    let ca = format!("ca_roots = {:?}", pebble.listener_cert);
+    let acme_more = format!("{acme_more}\n{ca}");
+    config_for_directory(dir, &pebble.directory, port, top, &acme_more)
+}
+
+/// A config for one host whose certificate `[acme]` orders from `directory`.
+fn config_for_directory(
+    dir: &Path,
+    directory: &str,
+    port: u16,
+    top: &str,
+    acme_more: &str,
+) -> String {
     let text = format!(
         r#"listen = "127.0.0.1:{port}"
 {top}
 [tls]
 [acme]
 {acme_more}
-directory = "{}"
-ca_roots = {:?}
+directory = "{directory}"
 terms_of_service_agreed = true
 contact = ["mailto:ops@sandbox.test"]
 state_dir = {:?}
@@ -206,8 +218,6 @@ state_dir = {:?}
 origin = "https://chat.example.com"
 sandbox = "{NAME}"
 "#,
-        pebble.directory,
-        pebble.listener_cert,
         dir.join("state"),
     );
     let path = dir.join("config.toml");
@@ -526,5 +536,35 @@ sandbox = "{NAME}"
         "reloaded: new connections use the new config and certificates",
         Duration::from_secs(10),
     );
+    assert!(serving.stop().success());
+}
+
+#[test]
+fn the_http_01_listener_answers_http_1_1_only() {
+    // The CA speaks HTTP/1.1 there (RFC 8555 §8.3); HTTP/2 with prior knowledge got an HTTP/2
+    // server. No CA is needed to see it: this one refuses every connection, and orders fail.
+    let dir = tempfile::tempdir().unwrap();
+    let (port, http_port) = (free_port(), free_port());
+    let more = format!("challenge = \"http-01\"\nhttp01_listen = \"127.0.0.1:{http_port}\"");
+    let directory = "https://127.0.0.1:9/directory";
+    let config = config_for_directory(dir.path(), directory, port, "", &more);
+    let serving = serve(&config, port);
+    let addr = format!("127.0.0.1:{http_port}");
+    let mut h2 = std::net::TcpStream::connect(&addr).unwrap();
+    h2.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    use std::io::{Read, Write};
+    h2.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0")
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = h2.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    // An HTTP/1.1 refusal (of the method `PRI`), never an HTTP/2 SETTINGS frame.
+    assert!(answer.starts_with("HTTP/1.1 4"), "{answer:?}");
+    assert!(
+        answer.contains("default-src 'none'"),
+        "with the security headers: {answer}"
+    );
+    let plain = common::process::raw_get(&addr, NAME, "/");
+    assert!(plain.starts_with("HTTP/1.1 404"), "{plain}");
     assert!(serving.stop().success());
 }

@@ -992,6 +992,27 @@ fn values_keys_and_file_names_are_shown_with_control_characters_escaped() {
 }
 
 #[test]
+fn line_separators_and_bidi_overrides_are_shown_escaped() {
+    // Not control characters to Rust, but a line separator starts a line in many terminals
+    // and viewers, and a right-to-left override makes a value read backwards.
+    let text = "listen = \"127.0.0.1:8443\"\n[[hosts]]\norigin = \"https://a.example\\u2028ok: 9 hosts\\u202elmth.x\"\nsandbox = \"a.sandbox.test\"\n\"k\\u2029\\u2066\" = 1\n";
+    let errors = errors(text);
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    let raw = ['\u{2028}', '\u{2029}', '\u{202e}', '\u{2066}'];
+    for error in &errors {
+        assert!(
+            !error.chars().any(|c| raw.contains(&c)),
+            "shown raw: {error:?}"
+        );
+    }
+    assert!(
+        errors[0].contains("\\u{2028}ok: 9 hosts\\u{202e}lmth.x"),
+        "{errors:?}"
+    );
+    assert!(errors[1].contains("\\u{2029}\\u{2066}"), "{errors:?}");
+}
+
+#[test]
 fn page_paths_are_plain_paths_each_once() {
     let base = host("https://chat.example.com", "chat.sandbox.test");
     let cases = [

@@ -30,20 +30,36 @@ impl Problem {
     }
 }
 
-/// `text` with every control character escaped (`\n`, `\u{1b}`). SECURITY: file names, keys
-/// and values may come from tenant tooling; a newline or a terminal escape in one must not
-/// forge a line of `check`'s output or of a text log, nor drive the operator's terminal. Every
-/// problem is shown through this, so no message can forget it.
+/// `text` with every control character escaped (`\n`, `\u{1b}`), and every character that
+/// moves or reorders what follows it (`\u{2028}`, `\u{202e}`). SECURITY: file names, keys and
+/// values may come from tenant tooling; a newline, a line separator, a bidirectional override
+/// or a terminal escape in one must not forge a line of `check`'s output or of a text log,
+/// make it read otherwise than it is, nor drive the operator's terminal. Every problem is
+/// shown through this, so no message can forget it.
 pub(super) fn escape_controls(text: &str) -> String {
     let mut shown = String::with_capacity(text.len());
     for c in text.chars() {
-        if c.is_control() {
+        if c.is_control() || is_layout_control(c) {
             shown.extend(c.escape_default());
         } else {
             shown.push(c);
         }
     }
     shown
+}
+
+/// Characters that are not `char::is_control` (Unicode's Cc) but still break or reorder a
+/// line: the line and paragraph separators, and the bidirectional marks, embeddings,
+/// overrides and isolates (Unicode's Zl, Zp and the Cf characters of the bidi algorithm).
+fn is_layout_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{2028}' | '\u{2029}'
+            | '\u{061c}'
+            | '\u{200e}' | '\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+    )
 }
 
 impl fmt::Display for Problem {

@@ -216,6 +216,9 @@ async fn serve_connection(
                     return;
                 }
             };
+            // Read as HTTP/1.1 where HTTP/2 is not served: the preface is then a malformed
+            // request, refused with the service's own answer.
+            let h2 = h2 && endpoint.plain_h2;
             let io = Deadlined::new(stream, accepted.clone(), deadlines);
             let endpoints = Endpoints {
                 accepted: &endpoint,
