@@ -98,6 +98,16 @@ impl PartialEq for PolicyKey {
 
 impl Eq for PolicyKey {}
 
+impl fmt::Display for KeySource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Where a key came from, never the key.
+        match self {
+            KeySource::Config => f.write_str("a key written in the file"),
+            KeySource::Env(name) => write!(f, "env:{name}"),
+        }
+    }
+}
+
 impl fmt::Debug for PolicyKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // SECURITY: a key must never reach a log line or an error, so Debug shows its source.
@@ -116,6 +126,12 @@ impl PolicyKeys {
     pub(crate) fn new(keys: Vec<PolicyKey>) -> Result<Self, String> {
         match keys.len() {
             0 => Err("must hold a key (\"env:NAME\", or 64 hex digits: openssl rand -hex 32); leave the key out for unsigned policies".into()),
+            // A rotation that lists the new key where the old one should be (or one variable
+            // twice) would leave no key to rotate to: say so rather than verify with one.
+            2 if keys[0].bytes == keys[1].bytes => Err(format!(
+                "lists the same key twice ({} and {}): a rotation holds the current key and the one before it",
+                keys[0].source, keys[1].source
+            )),
             1..=MAX_KEYS => Ok(PolicyKeys(keys)),
             n => Err(format!(
                 "holds {n} keys: at most {MAX_KEYS}, the current one and the one before it"

@@ -277,6 +277,11 @@ fn bad_keys_are_refused_without_showing_them() {
             "does not name an environment variable",
         ),
         (format!(r#"["{KEY}", "{OLD_KEY}", "{KEY}"]"#), "at most 2"),
+        (format!(r#"["{KEY}", "{KEY}"]"#), "lists the same key twice"),
+        (
+            format!(r#"["{KEY}", "{}"]"#, KEY.to_uppercase()),
+            "lists the same key twice",
+        ),
         ("[]".to_owned(), "must hold a key"),
         (format!(r#""{KEY}""#), "must be a list"),
     ];
