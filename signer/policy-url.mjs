@@ -6,7 +6,9 @@
 //   message   = "mcp-sandbox-proxy policy v1" LF sandbox LF expires LF csp
 //   signature = lower-case hex of HMAC-SHA256(key, message)
 //   URL       = <proxy page>?csp=<csp>&expires=<expires>&signature=<signature>
-// `sandbox` is the host entry's sandbox name as the URL's host writes it (no default port);
+// `sandbox` is the name the page is served on as the URL's host writes it (lower case, no
+// default port; with per-server subdomains the server's label included: a URL signed for one
+// label gets the default policy on every other);
 // `expires` a Unix time in seconds, the first second the URL is refused in; `csp` the query
 // parameter's value exactly as signed.
 //
@@ -22,24 +24,24 @@ const DOMAIN_LISTS = ['connectDomains', 'resourceDomains', 'frameDomains', 'base
  * The proxy page URL with `csp` and its signature, valid for `expiresIn` seconds; without any
  * declared domain, the URL as given (the spec's default policy needs no signature).
  *
- * @param {string | URL} proxyUrl the sandbox's page, e.g. https://chat.sandbox.example.net/sandbox.html
+ * @param {string | URL} proxyUrl the sandbox's page, e.g. https://chat.sandbox.example.net/sandbox.html,
+ *   or https://<label>.chat.sandbox.example.net/sandbox.html for a server's own origin: the URL's
+ *   host is signed
  *   (with ?embedder= for a host entry whose origin is a pattern)
  * @param {object | null | undefined} csp the resource's `_meta.ui.csp`
  * @param {object} options
  * @param {string} options.key the host's key, as hex (openssl rand -hex 32)
  * @param {number} [options.expiresIn] seconds the URL stays valid; 600 unless given
  * @param {number} [options.now] the time, in ms since 1970; Date.now() unless given
- * @param {string} [options.sandbox] the host entry's sandbox name; the URL's host unless given
- *   (give it for per-server subdomains: <label>.chat.sandbox.example.net signs as the entry)
  * @returns {Promise<string>}
  */
-export async function signPolicyUrl(proxyUrl, csp, { key, expiresIn = 600, now = Date.now(), sandbox } = {}) {
+export async function signPolicyUrl(proxyUrl, csp, { key, expiresIn = 600, now = Date.now() } = {}) {
   const url = new URL(proxyUrl);
   for (const name of ['csp', 'expires', 'signature']) url.searchParams.delete(name);
   const value = cspParameter(csp);
   if (value === null) return url.href;
   const expires = String(Math.floor(now / 1000) + Math.floor(expiresIn));
-  const message = [SCHEME, sandbox ?? url.host, expires, value].join('\n');
+  const message = [SCHEME, url.host, expires, value].join('\n');
   url.searchParams.set('csp', value);
   url.searchParams.set('expires', expires);
   url.searchParams.set('signature', await hmacSha256Hex(key, message));

@@ -3,7 +3,8 @@
 //!
 //! A same-origin view can script its proxy page and navigate it to any URL of the sandbox
 //! origin, so an unsigned `?csp=` is the view's to choose. With signing, the only policies a
-//! page can get are ones the host's backend signed, for this sandbox name, until their expiry.
+//! page can get are ones the host's backend signed, for the name it is served on, until their
+//! expiry.
 //!
 //! The scheme (v1), for signers in any language:
 //!
@@ -13,8 +14,9 @@
 //! URL       = …?csp=<csp>&expires=<expires>&signature=<signature>
 //! ```
 //!
-//! `sandbox` is the host entry's sandbox name as a browser writes the URL's host (the default
-//! port left out); `expires` is a Unix time in seconds, in decimal digits, the first second at
+//! `sandbox` is the name the page is served on as a browser writes the URL's host (lower case,
+//! the default port left out; with per-server subdomains, the server's label included, so a URL
+//! signed for one server's origin gets the default policy on another's); `expires` is a Unix time in seconds, in decimal digits, the first second at
 //! which the URL is refused; `csp` is the parameter's value after percent-decoding, byte for byte.
 
 use std::fmt;

@@ -180,10 +180,32 @@ fn either_of_two_keys_verifies_while_they_rotate() {
 }
 
 #[test]
-fn per_server_subdomains_share_the_host_entry_signature() {
-    // Signed for the entry's name as a browser writes it: the port is not the default one.
-    let query = signed_query(KEY, "studio.sandbox.test:8443", now() + 600, DECLARED);
-    let response = get(&service(), "weather.studio.sandbox.test:8443", &query);
+fn a_per_server_label_serves_only_what_was_signed_for_it() {
+    // Signed for the name the page is served on, as a browser writes it (the port is not the
+    // default one), label included.
+    let service = service();
+    let weather = signed_query(
+        KEY,
+        "weather.studio.sandbox.test:8443",
+        now() + 600,
+        DECLARED,
+    );
+    let response = get(&service, "weather.studio.sandbox.test:8443", &weather);
+    assert_eq!(served(response), (true, None));
+    // The same URL on another server's label, or on the entry's own name: the default policy,
+    // also after the page was cached for the label it was signed for.
+    for other in ["mail.studio.sandbox.test:8443", "studio.sandbox.test:8443"] {
+        let reason = refusal(get(&service, other, &weather));
+        assert!(reason.contains("does not match"), "{other}: {reason}");
+    }
+    // Signed for the entry's name: served there, and on no label.
+    let entry = signed_query(KEY, "studio.sandbox.test:8443", now() + 600, DECLARED);
+    let response = get(&service, "studio.sandbox.test:8443", &entry);
+    assert_eq!(served(response), (true, None));
+    let reason = refusal(get(&service, "weather.studio.sandbox.test:8443", &entry));
+    assert!(reason.contains("does not match"), "{reason}");
+    // Written in upper case by a client, the name is still the one signed.
+    let response = get(&service, "WEATHER.studio.sandbox.test:8443", &weather);
     assert_eq!(served(response), (true, None));
 }
 

@@ -106,7 +106,7 @@ impl Service {
         let mut names = Routes::default();
         let mut server_names = Routes::<Vec<usize>>::default();
         for (index, entry) in config.hosts.iter().enumerate() {
-            hosts.push(Host::new(entry, metrics, default_port));
+            hosts.push(Host::new(entry, metrics));
             let per_server = entry.per_server_subdomains;
             let authority = entry.sandbox.authority(default_port);
             names.add(&authority, per_server, |slot| *slot = index);
@@ -202,7 +202,7 @@ impl Service {
         {
             return (Some(host), error(StatusCode::MISDIRECTED_REQUEST, &reason));
         }
-        (Some(host), self.answer_host(req, index))
+        (Some(host), self.answer_host(req, index, authority))
     }
 
     /// SECURITY: a connection negotiated for one host's name must not serve another host's
@@ -269,7 +269,7 @@ impl Service {
         error(status, &reason)
     }
 
-    fn answer_host<B>(&self, req: &Request<B>, index: usize) -> Response<Body> {
+    fn answer_host<B>(&self, req: &Request<B>, index: usize, authority: &str) -> Response<Body> {
         let host = &self.hosts[index];
         if !host.page_paths.contains(req.uri().path()) {
             let reason = format!("not found: the proxy page is at {}", host.page_paths);
@@ -287,7 +287,8 @@ impl Service {
                 return response;
             }
         };
-        let page = match self.rendered(index, req.uri().query().unwrap_or("")) {
+        let served_as = route_key(authority, self.default_port);
+        let page = match self.rendered(index, &served_as, req.uri().query().unwrap_or("")) {
             Ok(page) => page,
             Err(reason) => return error(StatusCode::BAD_REQUEST, &reason),
         };
@@ -313,6 +314,8 @@ impl Service {
         response
     }
 
+    /// The host entry for an authority: an exact sandbox name, or one label below a name
+    /// whose host serves per-server subdomains.
     fn route(&self, authority: &str) -> Option<usize> {
         let key = route_key(authority, self.default_port);
         self.names.lookup(&key).copied()
@@ -349,7 +352,7 @@ fn charged(response: Response<Body>, unsent: &Arc<Unsent>) -> Response<Body> {
 }
 
 impl Host {
-    fn new(entry: &HostEntry, metrics: &Metrics, default_port: u16) -> Self {
+    fn new(entry: &HostEntry, metrics: &Metrics) -> Self {
         let max_age = entry.cache_max_age.as_secs();
         let cache_control = if max_age == 0 {
             NO_STORE
@@ -368,10 +371,7 @@ impl Host {
             view_sandbox_default: entry.view_sandbox_default.clone(),
             page_paths: entry.page_paths.clone(),
             host_policy: entry.view_policy == ViewPolicyOwner::Host,
-            signing: entry.policy_keys.clone().map(|keys| Signing {
-                keys,
-                sandbox: entry.sandbox.authority(default_port),
-            }),
+            signing: entry.policy_keys.clone().map(|keys| Signing { keys }),
         }
     }
 }

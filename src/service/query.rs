@@ -1,6 +1,7 @@
 //! What a page's query decides: the origins it is pinned to (`embedder`), its view policy
 //! (`csp`, for a host that signs only with a valid signature), and the relay's marker.
 
+use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 use http::header::HeaderValue;
@@ -9,17 +10,20 @@ use crate::compress::Encoding;
 use crate::csp::{QueryError, ViewPolicy, default_for_query, policy_for_query};
 use crate::embedders::{EMBEDDER_PARAMETER, Embedders, Pinned};
 use crate::page::{RelaySettings, UPGRADE_PARAMETER};
+use crate::routing::route_key;
 use crate::signing::{PolicyKeys, Refused, Signed, unix_now};
 
 use super::headers::content_security_policy;
 use super::page_cache::{Encoded, RenderedPage, page_tag};
 use super::{Host, Service};
 
+/// A host entry's signing keys. SECURITY: a signature must be verified over the name the page
+/// is served on (a per-server label included), never the entry's: signed for the entry's name,
+/// one URL got its policy on every label, so a view on one server's origin could load another
+/// server's signed policy and reach that server's domains.
 #[derive(Debug)]
 pub(super) struct Signing {
     pub(super) keys: PolicyKeys,
-    /// The host entry's sandbox name as a browser writes it (see `signing`).
-    pub(super) sandbox: String,
 }
 
 /// What a host entry that signs its policies makes of a page's query (see `verify_policy`).
@@ -71,17 +75,29 @@ pub(super) fn refused_query(e: &QueryError) -> String {
 }
 
 impl Service {
-    /// The page for host `index` and a raw query, from the cache or built and cached.
-    pub(super) fn rendered(&self, index: usize, query: &str) -> Result<Arc<RenderedPage>, String> {
+    /// The page for host `index` served as `served_as` (its route key: lower case, the default
+    /// port left out) and a raw query, from the cache or built and cached.
+    pub(super) fn rendered(
+        &self,
+        index: usize,
+        served_as: &str,
+        query: &str,
+    ) -> Result<Arc<RenderedPage>, String> {
         let now = unix_now();
-        if let Some(page) = self.pages.get(index, query)
+        let host = &self.hosts[index];
+        // A signature's verdict depends on the name served, so a signing host's pages are
+        // kept per name; every other host's are shared by its names.
+        let cache_key = match host.signing {
+            Some(_) => Cow::Owned(format!("{served_as}\n{query}")),
+            None => Cow::Borrowed(query),
+        };
+        if let Some(page) = self.pages.get(index, &cache_key)
             && page.is_valid_at(now)
         {
             return Ok(page);
         }
-        let host = &self.hosts[index];
         let origins = embedder_for(&host.origin, query)?;
-        let (policy, signature) = self.policy(host, query, now)?;
+        let (policy, signature) = self.policy(host, served_as, query, now)?;
         let sandbox = host.view_sandbox.page_policy();
         // A host that writes its views' policies gets the page framed and sandboxed only; the
         // spec's default, built all the same, is the relay's for a view that came without one.
@@ -118,7 +134,7 @@ impl Service {
             policy_upgrade: is_policy_upgrade(query),
             signature,
         });
-        self.pages.insert(index, query, &page);
+        self.pages.insert(index, &cache_key, &page);
         Ok(page)
     }
 
@@ -127,6 +143,7 @@ impl Service {
     pub(super) fn policy(
         &self,
         host: &Host,
+        served_as: &str,
         query: &str,
         now: u64,
     ) -> Result<(ViewPolicy, Signature), String> {
@@ -139,7 +156,7 @@ impl Service {
         let verdict = host
             .signing
             .as_ref()
-            .map(|signing| signing.keys.verify(&signing.sandbox, query, now));
+            .map(|signing| signing.keys.verify(served_as, query, now));
         let signature = match verdict {
             None | Some(Ok(None)) => Signature::NotChecked,
             Some(Ok(Some(signed))) => Signature::Valid(signed),
@@ -154,13 +171,12 @@ impl Service {
         Ok((policy, signature))
     }
 
-    /// The host entry for an authority: an exact sandbox name, or one label below a name
-    /// whose host serves per-server subdomains.
     /// The signature the host entry serving `authority` gives `csp` until `expires` (Unix
     /// seconds), with its first key: what `headers --sign` puts in the URL.
     pub fn sign_policy(&self, authority: &str, csp: &str, expires: u64) -> Result<String, String> {
         let signing = self.signing_for(authority)?;
-        Ok(signing.keys.sign(&signing.sandbox, expires, csp))
+        let served_as = route_key(authority, self.default_port);
+        Ok(signing.keys.sign(&served_as, expires, csp))
     }
 
     /// What the host entry serving `authority` makes of `query`'s signature, as a page
@@ -169,7 +185,8 @@ impl Service {
         let Ok(signing) = self.signing_for(authority) else {
             return PolicyVerdict::Unsigned;
         };
-        match signing.keys.verify(&signing.sandbox, query, unix_now()) {
+        let served_as = route_key(authority, self.default_port);
+        match signing.keys.verify(&served_as, query, unix_now()) {
             Ok(None) => PolicyVerdict::NothingDeclared,
             Ok(Some(signed)) => PolicyVerdict::Signed {
                 expires: signed.expires,

@@ -55,7 +55,7 @@ describe('the host signers against the service', () => {
   before(async () => {
     const port = await freePort();
     proxyUrl = `https://chat.sandbox.test:${port}/sandbox.html`;
-    ({ proxy, cert } = await startTlsProxy({ hostOrigin: 'https://chat.example.com', port, hostKeys: `policy_keys = ["${OTHER_KEY}", "${KEY}"]` }));
+    ({ proxy, cert } = await startTlsProxy({ hostOrigin: 'https://chat.example.com', port, perServer: true, hostKeys: `policy_keys = ["${OTHER_KEY}", "${KEY}"]` }));
   });
 
   after(async () => assert.equal(await proxy?.stop(), 0));
@@ -84,6 +84,20 @@ describe('the host signers against the service', () => {
     assert.match(expired.config.policyRefused, /expired \d+ s ago/);
     const wrongKey = await fetchPage(await signPolicyUrl(proxyUrl, DECLARED, { key: 'bb'.repeat(32) }), cert);
     assert.match(wrongKey.config.policyRefused, /does not match/);
+  });
+
+  it('a URL signed for one server\'s label is served its policy there and on no other name', T, async () => {
+    const onLabel = (label) => proxyUrl.replace('//chat.', `//${label}.chat.`);
+    const weather = await signPolicyUrl(onLabel('weather'), DECLARED, { key: KEY });
+    const served = await fetchPage(weather, cert);
+    assert.equal(served.config.policyRefused, null);
+    assert.match(served.csp, /https:\/\/api\.example\.com/);
+    const query = new URL(weather).search;
+    for (const other of [onLabel('mail'), proxyUrl]) {
+      const replayed = await fetchPage(`${other}${query}`, cert);
+      assert.doesNotMatch(replayed.csp, /api\.example\.com/, `${other}: the default policy`);
+      assert.match(replayed.config.policyRefused, /does not match/, other);
+    }
   });
 
   it('a resource that declares nothing needs no signature, and non-strings are left out', T, async () => {
