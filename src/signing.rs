@@ -43,6 +43,9 @@ const MAX_KEYS: usize = 2;
 /// Digits in `expires`: any Unix time in seconds until the year 2286.
 const MAX_EXPIRES_DIGITS: usize = 10;
 const SIGNATURE_HEX_DIGITS: usize = 64;
+/// How far a signer's clock may run ahead of the service's before its URLs are refused as
+/// living too long.
+const CLOCK_SLACK_SECONDS: u64 = 60;
 
 /// One HMAC-SHA256 key of a host's, from the config (hex) or from an environment variable.
 #[derive(Clone)]
@@ -164,6 +167,7 @@ impl PolicyKeys {
         sandbox: &str,
         query: &str,
         now: u64,
+        max_lifetime: u64,
     ) -> Result<Option<Signed>, Refused> {
         let Some(parts) = SignedQuery::parse(query)? else {
             return Ok(None);
@@ -186,6 +190,14 @@ impl PolicyKeys {
                 now,
             });
         }
+        // SECURITY: without a bound, one URL signed to expire in 2286 was a policy for ever.
+        // A minute of slack for a signer whose clock runs a little ahead.
+        if parts.expires - now > max_lifetime.saturating_add(CLOCK_SLACK_SECONDS) {
+            return Err(Refused::TooLong {
+                lifetime: parts.expires - now,
+                max_lifetime,
+            });
+        }
         Ok(Some(Signed {
             expires: parts.expires,
             key,
@@ -206,7 +218,15 @@ pub(crate) struct Signed {
 pub(crate) enum Refused {
     Unsigned,
     Malformed(String),
-    Expired { expires: u64, now: u64 },
+    Expired {
+        expires: u64,
+        now: u64,
+    },
+    /// Valid for longer than the host entry's `policy_max_lifetime`.
+    TooLong {
+        lifetime: u64,
+        max_lifetime: u64,
+    },
     Wrong,
 }
 
@@ -222,6 +242,13 @@ impl fmt::Display for Refused {
                 f,
                 "the signature expired {} s ago (?{EXPIRES_PARAMETER}={expires}): sign a fresh URL for each page",
                 now - expires
+            ),
+            Refused::TooLong {
+                lifetime,
+                max_lifetime,
+            } => write!(
+                f,
+                "the signed URL is valid for {lifetime} s more, longer than this host entry allows ({max_lifetime} s, policy_max_lifetime): sign with a shorter expiry"
             ),
             Refused::Wrong => write!(
                 f,

@@ -264,7 +264,13 @@ fn signed_query(rng: &mut Rng) -> String {
         2 => rng
             .pick(&["", "soon", "-1", "1e10", "99999999999", " 1"])
             .to_owned(),
-        _ => (now + 60 + rng.below(10_000) as u64).to_string(),
+        // Both sides of the default lifetime, never within seconds of it: the service and the
+        // reference each read the clock, and a second may turn between them.
+        _ => {
+            let lifetime = 60 + rng.below(4_000) as u64;
+            let near = lifetime.abs_diff(common::signing::MAX_LIFETIME_SECONDS) < 5;
+            (now + lifetime + if near { 10 } else { 0 }).to_string()
+        }
     };
     let signed_csp = if rng.below(6) == 0 {
         declaration(rng)

@@ -317,3 +317,65 @@ fn bad_keys_are_refused_without_showing_them() {
         );
     }
 }
+
+#[test]
+fn a_signed_url_lives_at_most_the_entry_s_max_lifetime() {
+    // The default is an hour (and a minute for clocks): a URL signed to expire in 2286, or in
+    // two hours, is refused; an entry may allow longer.
+    let service = service();
+    for expires in [9_999_999_999, now() + 7200] {
+        let query = signed_query(KEY, "chat.sandbox.test", expires, DECLARED);
+        let reason = refusal(get(&service, "chat.sandbox.test", &query));
+        assert!(
+            reason.contains("policy_max_lifetime"),
+            "{expires}: {reason}"
+        );
+    }
+    let query = signed_query(KEY, "chat.sandbox.test", now() + 3600, DECLARED);
+    assert_eq!(
+        served(get(&service, "chat.sandbox.test", &query)),
+        (true, None)
+    );
+    let text = signing_config(&format!(r#"["{KEY}"]"#)).replacen(
+        "policy_keys = [",
+        "policy_max_lifetime = \"3h\"\npolicy_keys = [",
+        1,
+    );
+    let longer = Service::new(&common::config(&text));
+    let query = signed_query(KEY, "chat.sandbox.test", now() + 7200, DECLARED);
+    assert_eq!(
+        served(get(&longer, "chat.sandbox.test", &query)),
+        (true, None)
+    );
+}
+
+#[test]
+fn a_max_lifetime_needs_keys_and_a_length() {
+    let base = "listen = \"127.0.0.1:0\"\n[[hosts]]\norigin = \"https://chat.example.com\"\nsandbox = \"chat.sandbox.test\"\n";
+    let cases = [
+        (
+            "policy_max_lifetime = \"1h\"\n".to_owned(),
+            "signs none (no policy_keys)",
+        ),
+        (
+            format!("policy_keys = [\"{KEY}\"]\npolicy_max_lifetime = \"0s\"\n"),
+            "is not a duration",
+        ),
+        (
+            format!("policy_keys = [\"{KEY}\"]\npolicy_max_lifetime = \"8d\"\n"),
+            "longer than the most this key takes",
+        ),
+    ];
+    for (more, expected) in cases {
+        let text = format!("{base}{more}");
+        let problems = match Config::parse("t.toml", &text, std::path::Path::new(".")) {
+            Ok(_) => panic!("{more} must be refused"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            problems.contains("hosts[0].policy_max_lifetime"),
+            "{problems}"
+        );
+        assert!(problems.contains(expected), "{more}: {problems}");
+    }
+}

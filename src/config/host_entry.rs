@@ -14,7 +14,9 @@ use crate::sandbox::ViewSandbox;
 use crate::signing::PolicyKeys;
 
 use super::walk::{Placed, Table, Value, Walker, join, sandbox_value};
-use super::{HostEntry, RelayMessages, ViewPolicyOwner};
+use super::{
+    DEFAULT_POLICY_MAX_LIFETIME, HostEntry, MAX_POLICY_MAX_LIFETIME, RelayMessages, ViewPolicyOwner,
+};
 
 /// One origin or pattern of an `origin` list; its error names the value, as for one origin.
 struct ListedEmbedder(Embedder);
@@ -117,6 +119,7 @@ impl<'a> Walker<'a> {
                 "view_sandbox",
                 "view_sandbox_default",
                 "policy_keys",
+                "policy_max_lifetime",
                 "page_paths",
                 "view_policy",
             ],
@@ -165,6 +168,18 @@ impl<'a> Walker<'a> {
         let policy_keys = self.optional(&at, "policy_keys", None, |w, v, key| {
             w.policy_keys(v, key).map(Some)
         });
+        let policy_max_lifetime = self.optional(
+            &at,
+            "policy_max_lifetime",
+            DEFAULT_POLICY_MAX_LIFETIME,
+            |w, v, key| w.duration(v, key, false, MAX_POLICY_MAX_LIFETIME),
+        );
+        if let (None, Some(at)) = (table.get("policy_keys"), table.get("policy_max_lifetime")) {
+            let message =
+                "bounds signed URLs, and this host entry signs none (no policy_keys): leave it out"
+                    .to_owned();
+            self.error_at(at, &join(&prefix, "policy_max_lifetime"), message);
+        }
         let page_paths = self.optional(&at, "page_paths", PagePaths::default(), Self::page_paths);
         let view_policy = self.optional(
             &at,
@@ -188,6 +203,7 @@ impl<'a> Walker<'a> {
             view_sandbox: view_sandbox?,
             view_sandbox_default: view_sandbox_default?,
             policy_keys: policy_keys?,
+            policy_max_lifetime: policy_max_lifetime?,
             page_paths: page_paths?,
             view_policy: view_policy?,
         })

@@ -105,6 +105,8 @@ pub struct HostEntry {
     pub view_sandbox_default: Option<ViewSandbox>,
     /// The keys a `?csp=` must be signed with (`policy_keys`); `None`: policies are unsigned.
     pub policy_keys: Option<PolicyKeys>,
+    /// How far ahead a signed URL's expiry may be (`policy_max_lifetime`).
+    pub policy_max_lifetime: Duration,
     /// The paths the page answers on (`page_paths`).
     pub page_paths: PagePaths,
     /// Who writes the view's policy (`view_policy`).
@@ -203,6 +205,11 @@ const MAX_TIMER: Duration = Duration::from_secs(24 * 60 * 60);
 /// The longest a cache may keep a page: a host origin removed from the config can still frame
 /// a cached page this long.
 const MAX_CACHE_MAX_AGE: Duration = MAX_TIMER;
+/// A signed URL's longest life unless the entry says (`policy_max_lifetime`): a working
+/// session's worth for a host that signs when its chat page loads; signers default to 10 min.
+pub(crate) const DEFAULT_POLICY_MAX_LIFETIME: Duration = Duration::from_secs(3600);
+/// The longest `policy_max_lifetime`: a week. A URL that must outlive it was not signed per page.
+const MAX_POLICY_MAX_LIFETIME: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// The longest HSTS max-age: two years.
 const MAX_HSTS_MAX_AGE: Duration = Duration::from_secs(2 * 365 * 24 * 60 * 60);

@@ -371,7 +371,10 @@ impl Host {
             view_sandbox_default: entry.view_sandbox_default.clone(),
             page_paths: entry.page_paths.clone(),
             host_policy: entry.view_policy == ViewPolicyOwner::Host,
-            signing: entry.policy_keys.clone().map(|keys| Signing { keys }),
+            signing: entry.policy_keys.clone().map(|keys| Signing {
+                keys,
+                max_lifetime: entry.policy_max_lifetime.as_secs(),
+            }),
         }
     }
 }

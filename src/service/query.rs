@@ -24,6 +24,8 @@ use super::{Host, Service};
 #[derive(Debug)]
 pub(super) struct Signing {
     pub(super) keys: PolicyKeys,
+    /// Seconds a signed URL may still be valid for (`policy_max_lifetime`).
+    pub(super) max_lifetime: u64,
 }
 
 /// What a host entry that signs its policies makes of a page's query (see `verify_policy`).
@@ -72,6 +74,12 @@ pub(super) fn embedder_for<'e>(
 pub(super) fn refused_query(e: &QueryError) -> String {
     tracing::debug!(reason = %e, "refused ?csp=");
     e.to_string()
+}
+
+impl Signing {
+    fn verify(&self, served_as: &str, query: &str, now: u64) -> Result<Option<Signed>, Refused> {
+        self.keys.verify(served_as, query, now, self.max_lifetime)
+    }
 }
 
 impl Service {
@@ -156,7 +164,7 @@ impl Service {
         let verdict = host
             .signing
             .as_ref()
-            .map(|signing| signing.keys.verify(served_as, query, now));
+            .map(|signing| signing.verify(served_as, query, now));
         let signature = match verdict {
             None | Some(Ok(None)) => Signature::NotChecked,
             Some(Ok(Some(signed))) => Signature::Valid(signed),
@@ -186,7 +194,7 @@ impl Service {
             return PolicyVerdict::Unsigned;
         };
         let served_as = route_key(authority, self.default_port);
-        match signing.keys.verify(&served_as, query, unix_now()) {
+        match signing.verify(&served_as, query, unix_now()) {
             Ok(None) => PolicyVerdict::NothingDeclared,
             Ok(Some(signed)) => PolicyVerdict::Signed {
                 expires: signed.expires,

@@ -57,8 +57,12 @@ pub fn sign_for(key: &str, sandbox: &str, expires: &str, csp: &str) -> String {
     tag.as_ref().iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The longest a signed URL may still live by default (`policy_max_lifetime`, an hour), with the
+/// minute allowed for a signer's clock.
+pub const MAX_LIFETIME_SECONDS: u64 = 3600 + 60;
+
 /// The reference: whether `query` carries a signature the documented scheme gives its `csp`
-/// with one of the host's keys, valid at `now`. Each of `csp`, `expires` and `signature` must
+/// with one of the host's keys, valid at `now` and for no longer than the default lifetime. Each of `csp`, `expires` and `signature` must
 /// appear exactly once; `expires` is 1 to 10 decimal digits; `signature` 64 lower-case hex.
 pub fn reference_signed(query: &str, now: u64) -> bool {
     let pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
@@ -82,6 +86,7 @@ pub fn reference_signed(query: &str, now: u64) -> bool {
         return false;
     };
     now < at
+        && at - now <= MAX_LIFETIME_SECONDS
         && KEYS[..2]
             .iter()
             .any(|key| sign(key, &expires, &csp) == signature)
