@@ -9,8 +9,21 @@
 // service's grammar, the self-upgrade); an allow string stands for permissions when those are
 // absent. Whatever cannot be honoured is named once, with the fix.
 
-// Where a CSP source is allowed for a view's resources: every one of these must allow it.
-var RESOURCE_DIRECTIVES = ['script-src', 'style-src', 'img-src', 'font-src', 'media-src'];
+// spec (CSP 3, "effective directive"): each directive a list's sources land in, and the
+// directives a browser falls back to, in order, when a policy lacks it. A source is in a list
+// only if each of these allows it: script-src-elem, not script-src, is what a <script src>
+// obeys, and the service's policy gives resource domains to workers too.
+var LIST_DIRECTIVES = {
+  connectDomains: [['connect-src', 'default-src']],
+  resourceDomains: [
+    ['script-src-elem', 'script-src', 'default-src'], ['script-src', 'default-src'],
+    ['style-src-elem', 'style-src', 'default-src'], ['style-src', 'default-src'],
+    ['img-src', 'default-src'], ['font-src', 'default-src'], ['media-src', 'default-src'],
+    ['worker-src', 'child-src', 'script-src', 'default-src']
+  ],
+  frameDomains: [['frame-src', 'child-src', 'default-src']],
+  baseUriDomains: [['base-uri']]
+};
 // Features of an allow string → the spec's permission keys.
 var ALLOW_PERMISSIONS = {
   camera: 'camera',
@@ -43,36 +56,42 @@ function resourceParams(params) {
 }
 
 // A CSP policy string (or several, comma-separated, all of which apply) read into the spec's
-// lists: connect-src, frame-src and base-uri give theirs (with CSP's fallbacks to child-src and
-// default-src); a source is a resource domain only if every resource directive allows it.
-// Keywords, nonces, hashes, bare schemes and `*` are dropped: the lists hold hosts only, and a
-// source no directive names is not allowed. An unreadable string declares nothing, said once.
+// lists, as the browser reads it: a source is in a list only if every directive that governs
+// the list's loads (LIST_DIRECTIVES, fallbacks included) names it. Keywords, nonces, hashes,
+// bare schemes and `*` are dropped: the lists hold hosts only, and a source no directive names
+// is not allowed. An unreadable string declares nothing, said once.
 function cspFromPolicy(text) {
+  if (!plainlyWritten(text, 'csp')) return undefined;
   var policies = text.split(',').map(parsePolicy).filter(function (policy) { return policy !== null; });
   if (!policies.length) {
     console.warn('[sandbox] params.csp is a string with no CSP directive in it: ignored, so the view ' +
       'gets no declared domain. Send the spec\'s object of domain lists, or a policy string.');
     return undefined;
   }
-  var lists = policies.map(listsOfPolicy);
   var read = {};
   DOMAIN_LISTS.forEach(function (list) {
-    // Every policy applies, so a source must be in each of them.
-    read[list] = lists.reduce(function (kept, next) {
-      return kept.filter(function (source) { return next[list].indexOf(source) !== -1; });
-    }, lists[0][list]);
+    // Every policy applies, and in each every directive of the list: a source must be in all.
+    var allowing = [];
+    policies.forEach(function (directives) {
+      LIST_DIRECTIVES[list].forEach(function (names) { allowing.push(effectiveSources(directives, names)); });
+    });
+    read[list] = hostSources(allowing[0]).filter(function (source) {
+      return allowing.every(function (sources) { return sources.indexOf(source) !== -1; });
+    });
   });
   return read;
 }
 
-// Directive name → its sources, the first of a name winning (as CSP has it); null when the text
-// holds no directive.
+// Directive name → its sources, the first of a name winning; null when the text holds no
+// directive. spec (CSP): a policy is split on ";", a directive on ASCII whitespace only (a
+// U+00A0 or U+3000 is part of a token, not between two), and a name outside CSP's grammar
+// (letters, digits, "-") names no directive.
 function parsePolicy(text) {
   var directives = {};
   var found = false;
   text.split(';').forEach(function (part) {
-    var tokens = part.trim().split(/\s+/).filter(Boolean);
-    if (!tokens.length || !/^[a-z-]+$/i.test(tokens[0])) return;
+    var tokens = asciiTokens(part);
+    if (!tokens.length || !/^[a-z0-9-]+$/i.test(tokens[0])) return;
     var name = tokens[0].toLowerCase();
     found = true;
     if (!Object.prototype.hasOwnProperty.call(directives, name)) directives[name] = tokens.slice(1);
@@ -80,23 +99,12 @@ function parsePolicy(text) {
   return found ? directives : null;
 }
 
-function listsOfPolicy(directives) {
-  function effective(name, fallbacks) {
-    var names = [name].concat(fallbacks);
-    for (var i = 0; i < names.length; i++) {
-      if (Object.prototype.hasOwnProperty.call(directives, names[i])) return hostSources(directives[names[i]]);
-    }
-    return [];
+// The sources of the first of `names` the policy has; none when it has none of them.
+function effectiveSources(directives, names) {
+  for (var i = 0; i < names.length; i++) {
+    if (Object.prototype.hasOwnProperty.call(directives, names[i])) return directives[names[i]];
   }
-  var resources = RESOURCE_DIRECTIVES.map(function (name) { return effective(name, ['default-src']); });
-  return {
-    connectDomains: effective('connect-src', ['default-src']),
-    resourceDomains: resources[0].filter(function (source) {
-      return resources.every(function (allowed) { return allowed.indexOf(source) !== -1; });
-    }),
-    frameDomains: effective('frame-src', ['child-src', 'default-src']),
-    baseUriDomains: effective('base-uri', [])
-  };
+  return [];
 }
 
 // The sources that name hosts: not a keyword, nonce or hash ('…'), not a bare scheme (https:),
@@ -107,20 +115,51 @@ function hostSources(tokens) {
   });
 }
 
-// An allow attribute's text read into the spec's permissions: each feature it grants that is
-// one of the spec's; a feature whose allowlist is 'none' is not granted. Others are named once.
+// spec (Infra): the only whitespace CSP, Permissions Policy and the HTML tokenizer split on.
+function asciiTokens(text) {
+  return text.split(/[\t\n\f\r ]+/).filter(Boolean);
+}
+
+// SECURITY: a policy string is read only when it is written in printable ASCII and ASCII
+// whitespace, as every one a host library makes is. Engines read other characters each their
+// own way (Chromium and WebKit split on U+000B, which the spec does not; Chromium drops a
+// directive with a non-ASCII source, Firefox keeps it), and no one reading is narrower than
+// the others, so such a string declares and grants nothing, said once.
+function plainlyWritten(text, field) {
+  var odd = /[^\x20-\x7e\t\n\f\r]/.exec(text);
+  if (odd === null) return true;
+  var code = odd[0].charCodeAt(0).toString(16).toUpperCase();
+  console.warn('[sandbox] params.' + field + ' holds U+' + ('000' + code).slice(-4) + ' at ' + odd.index +
+    ', outside printable ASCII and its whitespace, which browsers read differently: ignored, so the view gets ' +
+    (field === 'csp' ? 'no declared domain' : 'no permission') + '. Write the string in ASCII.');
+  return false;
+}
+
+// An allow attribute's text read into the spec's permissions, never granting more than the
+// browser would give the view. spec (Permissions Policy): declarations split on ";", tokens on
+// ASCII whitespace; a feature name is matched exactly and its first declaration wins; an
+// empty allowlist means 'src', the frame's own document. So a feature is granted when its
+// first declaration's allowlist is empty, "*" or "'src'", and holds no "'none'". "'self'" (the
+// host's origin, where the host wrote the string) and named origins are another document's:
+// they give the view nothing. Features not the spec's are named once.
 function permissionsFromAllow(text) {
   var permissions = {};
+  if (!plainlyWritten(text, 'allow')) return permissions;
+  var declared = {};
   var unknown = [];
   text.split(';').forEach(function (part) {
-    var tokens = part.trim().split(/\s+/).filter(Boolean);
-    if (!tokens.length || tokens.indexOf("'none'") !== -1) return;
-    var feature = tokens[0].toLowerCase();
-    if (Object.prototype.hasOwnProperty.call(ALLOW_PERMISSIONS, feature)) {
-      permissions[ALLOW_PERMISSIONS[feature]] = {};
-    } else {
+    var tokens = asciiTokens(part);
+    if (!tokens.length || Object.prototype.hasOwnProperty.call(declared, tokens[0])) return;
+    var feature = tokens[0];
+    var allowlist = tokens.slice(1);
+    declared[feature] = true;
+    if (!Object.prototype.hasOwnProperty.call(ALLOW_PERMISSIONS, feature)) {
       unknown.push(feature);
+      return;
     }
+    var grants = allowlist.indexOf("'none'") === -1 && (allowlist.length === 0 ||
+      allowlist.indexOf('*') !== -1 || allowlist.indexOf("'src'") !== -1);
+    if (grants) permissions[ALLOW_PERMISSIONS[feature]] = {};
   });
   if (unknown.length) {
     console.warn('[sandbox] params.allow asks for ' + unknown.join(', ') + ': not one of the spec\'s ' +

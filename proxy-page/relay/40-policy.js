@@ -117,9 +117,11 @@ function noteHostWrittenPolicy(params) {
 
 // SECURITY: for a host that writes its views' policies (view_policy = "host"), a view whose HTML
 // does not start with a CSP <meta> (see 42-meta.js) would run with no policy at all, or run
-// its first scripts before its policy: it gets the spec's default instead, written before its
-// content (after a doctype, which must stay first), and the developer is told loudly. A <meta>
-// policy can only narrow what is already in force; the default is what is, here.
+// its first scripts before its policy: it gets the spec's default instead, written first, and
+// the developer is told loudly. A <meta> policy can only narrow what is already in force; the
+// default is what is, here. It must land in <head>: after a doctype only when nothing but
+// HTML whitespace comes before that (a byte order mark or U+00A0 there is text, which starts
+// the body), and otherwise before everything (the view is then read without its doctype).
 function withPolicyOf(html) {
   if (startsWithPolicy(html)) return html;
   console.warn('[sandbox] this host writes its views\' policies (view_policy = "host"), but this ' +
@@ -129,6 +131,6 @@ function withPolicyOf(html) {
   var meta = '<meta http-equiv="Content-Security-Policy" content="' +
     String(config.defaultPolicy || "default-src 'none'").replace(/&/g, '&amp;').replace(/"/g, '&quot;')
       .replace(/</g, '&lt;') + '">';
-  var doctype = /^\s*<!doctype[^>]*>/i.exec(html);
+  var doctype = /^[\t\n\f\r ]*<!doctype[^>]*>/i.exec(html);
   return doctype ? doctype[0] + meta + html.slice(doctype[0].length) : meta + html;
 }

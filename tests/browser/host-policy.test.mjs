@@ -36,6 +36,13 @@ sandbox = "service.sandbox.test:${port}"
 
   /** What a view's fetch of the API came to, on the sandbox `name`, with `meta` in its head. */
   async function fetched(t, name, meta) {
+    const html = view(`fetch(${JSON.stringify(`${apiOrigin}/data`)}).then((r) => r.json())
+      .then((j) => report('fetched', j.ok ? 'reached' : 'odd'), () => report('fetched', 'blocked'));`, meta);
+    return mounted(t, name, { html });
+  }
+
+  /** What the view of `params` (its html, its sandbox) on the sandbox `name` reported fetching. */
+  async function mounted(t, name, params) {
     const page = await fx.browser.newPage();
     t.after(async () => {
       if (t.passed === false) t.diagnostic(page.console.join('\n'));
@@ -43,9 +50,7 @@ sandbox = "service.sandbox.test:${port}"
     });
     await page.goto(`${fx.hostOrigin}/raw`);
     await page.evaluate((proxyUrl) => window.mountProxy({ proxyUrl }), fx.url(name));
-    const html = view(`fetch(${JSON.stringify(`${apiOrigin}/data`)}).then((r) => r.json())
-      .then((j) => report('fetched', j.ok ? 'reached' : 'odd'), () => report('fetched', 'blocked'));`, meta);
-    await page.evaluate((h) => window.sendResource({ html: h }), html);
+    await page.evaluate((p) => window.sendResource(p), params);
     return report(page, 'fetched');
   }
 
@@ -82,5 +87,22 @@ try { request.send(); early(request.status === 200 ? 'reached' : 'odd'); } catch
     it(`a view whose only CSP <meta> is ${where} gets the spec default from the start`, T, async (t) => {
       assert.equal(await fetched(t, 'host.sandbox.test', head()), 'blocked');
     });
+  }
+
+  // Where the parser, not a reader of our own, says a policy starts: text that looks like space
+  // before the doctype starts the body, a comment ends at "--!>", a title only at "</title" and
+  // a space, "/" or ">", and "&#32;" is an empty policy. In a same-origin view and an opaque one.
+  for (const [where, html] of [
+    ['a byte order mark before its doctype', () => `\ufeff<!doctype html><html><head></head><body>${early()}</body></html>`],
+    ['U+00A0 before its doctype', () => `\u00a0<!doctype html><html><head></head><body>${early()}</body></html>`],
+    ['a comment that "--!>" ends', () => `<!doctype html><!-- --!>${early()}<!-- -->${blocksAll}`],
+    ['a title that "</titlex>" does not end', () => `<!doctype html><title>t</titlex>${blocksAll}</title>${early()}`],
+    ['a <meta> whose content is "&#32;"', () => `<!doctype html><meta http-equiv="Content-Security-Policy" content="&#32;">${early()}`],
+  ]) {
+    for (const sandbox of ['allow-scripts allow-same-origin', 'allow-scripts']) {
+      it(`a view with ${where} gets the spec default from the start (${sandbox})`, T, async (t) => {
+        assert.equal(await mounted(t, 'host.sandbox.test', { html: html(), sandbox }), 'blocked');
+      });
+    }
   }
 });
