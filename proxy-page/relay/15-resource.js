@@ -24,13 +24,6 @@ var LIST_DIRECTIVES = {
   frameDomains: [['frame-src', 'child-src', 'default-src']],
   baseUriDomains: [['base-uri']]
 };
-// Features of an allow string → the spec's permission keys.
-var ALLOW_PERMISSIONS = {
-  camera: 'camera',
-  microphone: 'microphone',
-  geolocation: 'geolocation',
-  'clipboard-write': 'clipboardWrite'
-};
 
 // The resource's params as the rest of the relay reads them: html, sandbox, permissions and an
 // object csp (or none).
@@ -120,6 +113,12 @@ function asciiTokens(text) {
   return text.split(/[\t\n\f\r ]+/).filter(Boolean);
 }
 
+// The spec's permission key that is `feature` (PERMISSION_FEATURES read backwards), or null.
+function permissionOf(feature) {
+  var keys = Object.keys(PERMISSION_FEATURES).filter(function (key) { return PERMISSION_FEATURES[key] === feature; });
+  return keys.length ? keys[0] : null;
+}
+
 // SECURITY: a policy string is read only when it is written in printable ASCII and ASCII
 // whitespace, as every one a host library makes is. Engines read other characters each their
 // own way (Chromium and WebKit split on U+000B, which the spec does not; Chromium drops a
@@ -153,13 +152,14 @@ function permissionsFromAllow(text) {
     var feature = tokens[0];
     var allowlist = tokens.slice(1);
     declared[feature] = true;
-    if (!Object.prototype.hasOwnProperty.call(ALLOW_PERMISSIONS, feature)) {
+    var key = permissionOf(feature);
+    if (key === null) {
       unknown.push(feature);
       return;
     }
     var grants = allowlist.indexOf("'none'") === -1 && (allowlist.length === 0 ||
       allowlist.indexOf('*') !== -1 || allowlist.indexOf("'src'") !== -1);
-    if (grants) permissions[ALLOW_PERMISSIONS[feature]] = {};
+    if (grants) permissions[key] = {};
   });
   if (unknown.length) {
     console.warn('[sandbox] params.allow asks for ' + unknown.join(', ') + ': not one of the spec\'s ' +
