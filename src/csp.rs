@@ -712,8 +712,6 @@ impl Declared {
     }
 }
 
-/// Parses a request's query into the policy to apply: the spec default when there is no
-/// `csp` parameter, the validated template when there is.
 /// The spec's default policy for a query whose `csp` is not to be honoured (a host that signs
 /// its policies, and a signature that did not verify): the query's length is still held to
 /// the limit, as for any page.
@@ -736,6 +734,8 @@ fn check_length(query: &str, max_query_bytes: usize) -> Result<(), QueryError> {
     Ok(())
 }
 
+/// Parses a request's query into the policy to apply: the spec default when there is no
+/// `csp` parameter, the validated template when there is.
 pub fn policy_for_query(
     query: Option<&str>,
     max_query_bytes: usize,
