@@ -436,7 +436,7 @@ fn request_target(args: &HeadersArgs, service: &Service) -> Result<Target, Strin
         query.append_pair(crate::embedders::EMBEDDER_PARAMETER, embedder);
     }
     if let Some(csp) = &args.csp {
-        query.append_pair("csp", csp);
+        query.append_pair(crate::csp::CSP_PARAMETER, csp);
         if args.sign {
             let expires = crate::signing::unix_now().saturating_add(args.expires_in);
             let signature = service.sign_policy(&authority, csp, expires)?;

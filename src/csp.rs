@@ -649,6 +649,9 @@ fn json_type(value: &Value) -> &'static str {
     }
 }
 
+/// The page query's parameter that carries the host's declared domains, as JSON.
+pub const CSP_PARAMETER: &str = "csp";
+
 impl Declared {
     /// Reads the `csp` parameter of a raw (still percent-encoded) query string.
     /// `Ok(None)`: there is no `csp` parameter. Other parameters are ignored.
@@ -656,7 +659,7 @@ impl Declared {
         check_length(query, max_query_bytes)?;
         let mut found = None;
         for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
-            if key == "csp" {
+            if key == CSP_PARAMETER {
                 if found.is_some() {
                     return Err(QueryError::Repeated);
                 }

@@ -25,6 +25,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use ring::hmac;
 
+use crate::csp::CSP_PARAMETER;
+
 /// What every signed message begins with: it names the scheme, so that a signature made for
 /// anything else (another version, another service using the same key) never verifies here.
 const DOMAIN: &str = "mcp-sandbox-proxy policy v1";
@@ -271,7 +273,7 @@ impl SignedQuery {
         let [mut csp, mut expires, mut signature] = [None, None, None];
         for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
             let slot = match key.as_ref() {
-                "csp" => &mut csp,
+                CSP_PARAMETER => &mut csp,
                 EXPIRES_PARAMETER => &mut expires,
                 SIGNATURE_PARAMETER => &mut signature,
                 _ => continue,
