@@ -38,14 +38,15 @@ function startsWithPolicy(html) {
       at = commentEnd(html, at);
     } else if (/^<[!?]/.test(html.slice(at, at + 2))) {
       // The doctype, or a bogus comment: either ends at the first ">", quoted or not.
-      at = html.indexOf('>', at) + 1;
+      var close = html.indexOf('>', at);
+      at = close === -1 ? -1 : close + 1;
     } else {
       var tag = readTag(html, at);
       if (tag === null || !META_PREFIX_ALLOWED[tag.name]) return false;
       if (tag.name === 'meta' && isPolicyMeta(tag.attributes)) return true;
       at = tag.name === 'title' ? titleEnd(html, tag.end) : tag.end;
     }
-    if (at <= 0) return false; // the document ended inside it
+    if (at === -1) return false; // the document ended inside it
   }
 }
 
@@ -89,7 +90,7 @@ function readTag(html, at) {
 function readAttributes(html, i) {
   var attributes = {};
   for (;;) {
-    while (i < html.length && '\t\n\f\r /'.indexOf(html.charAt(i)) !== -1) i += 1;
+    while (i < html.length && (HTML_SPACE + '/').indexOf(html.charAt(i)) !== -1) i += 1;
     if (i >= html.length) return null;
     if (html.charAt(i) === '>') return { attributes: attributes, end: i + 1 };
     var key = /^.[^\t\n\f\r \/>=]*/.exec(html.slice(i))[0];
