@@ -433,15 +433,15 @@ fn request_target(args: &HeadersArgs, service: &Service) -> Result<Target, Strin
     let authority = args.sandbox.clone().unwrap_or_default();
     let mut query = url::form_urlencoded::Serializer::new(String::new());
     if let Some(embedder) = &args.embedder {
-        query.append_pair(crate::embedders::EMBEDDER_PARAMETER, embedder);
+        query.append_pair(crate::page_query::EMBEDDER_PARAMETER, embedder);
     }
     if let Some(csp) = &args.csp {
-        query.append_pair(crate::csp::CSP_PARAMETER, csp);
+        query.append_pair(crate::page_query::CSP_PARAMETER, csp);
         if args.sign {
             let expires = crate::signing::unix_now().saturating_add(args.expires_in);
             let signature = service.sign_policy(&authority, csp, expires)?;
-            query.append_pair(crate::signing::EXPIRES_PARAMETER, &expires.to_string());
-            query.append_pair(crate::signing::SIGNATURE_PARAMETER, &signature);
+            query.append_pair(crate::page_query::EXPIRES_PARAMETER, &expires.to_string());
+            query.append_pair(crate::page_query::SIGNATURE_PARAMETER, &signature);
         }
     }
     Ok(Target {

@@ -426,7 +426,7 @@ pub const DEFAULT_POLICY: &str = "default-src 'none'; script-src 'self' 'unsafe-
 
 impl ViewPolicy {
     /// The policy when no `?csp=` was given: the spec's default, with the host's opt-ins.
-    fn spec_default(opt_ins: &OptIns) -> Self {
+    pub fn spec_default(opt_ins: &OptIns) -> Self {
         let header = if opt_ins.is_empty() {
             DEFAULT_POLICY.to_owned()
         } else {
@@ -463,6 +463,18 @@ impl ViewPolicy {
             domains: Some(domains),
             dropped,
             header,
+        }
+    }
+
+    /// The policy a `csp` parameter declares: the spec's default when there is none, the
+    /// validated template when there is.
+    pub fn declared_by(csp: Option<&str>, opt_ins: &OptIns) -> Result<Self, DeclarationError> {
+        match csp {
+            None => Ok(ViewPolicy::spec_default(opt_ins)),
+            Some(json) => Ok(ViewPolicy::from_declared(
+                &Declared::from_json(json)?,
+                opt_ins,
+            )),
         }
     }
 
@@ -565,13 +577,10 @@ pub struct Declared {
     lists: Vec<(DomainList, Vec<String>)>,
 }
 
-/// Why a `?csp=` query cannot be read at all. Answered with `400` and this text.
+/// Why a declaration (the `csp` parameter's JSON) cannot be read at all. The page is answered
+/// with `400` and this text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum QueryError {
-    #[error("the query is {len} bytes; the limit is {limit} (limits.max_query_bytes)")]
-    TooLong { len: usize, limit: usize },
-    #[error("the query has more than one csp parameter")]
-    Repeated,
+pub enum DeclarationError {
     #[error("csp is not valid JSON: {0}")]
     Json(String),
     #[error("csp must be a JSON object, not {0}")]
@@ -649,34 +658,15 @@ fn json_type(value: &Value) -> &'static str {
     }
 }
 
-/// The page query's parameter that carries the host's declared domains, as JSON.
-pub const CSP_PARAMETER: &str = "csp";
-
 impl Declared {
-    /// Reads the `csp` parameter of a raw (still percent-encoded) query string.
-    /// `Ok(None)`: there is no `csp` parameter. Other parameters are ignored.
-    fn from_query(query: &str, max_query_bytes: usize) -> Result<Option<Self>, QueryError> {
-        check_length(query, max_query_bytes)?;
-        let mut found = None;
-        for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
-            if key == CSP_PARAMETER {
-                if found.is_some() {
-                    return Err(QueryError::Repeated);
-                }
-                found = Some(value);
-            }
-        }
-        found.map(|json| Self::from_json(&json)).transpose()
-    }
-
     /// Type-checks the JSON object. Unknown keys are ignored (a newer spec may add lists;
     /// ignoring them can only narrow), `null` counts as absent.
-    pub fn from_json(json: &str) -> Result<Self, QueryError> {
+    pub fn from_json(json: &str) -> Result<Self, DeclarationError> {
         let json = without_lone_surrogates(json);
         let value: Value =
-            serde_json::from_str(&json).map_err(|e| QueryError::Json(e.to_string()))?;
+            serde_json::from_str(&json).map_err(|e| DeclarationError::Json(e.to_string()))?;
         let Value::Object(object) = value else {
-            return Err(QueryError::NotAnObject(json_type(&value)));
+            return Err(DeclarationError::NotAnObject(json_type(&value)));
         };
         let mut lists = Vec::new();
         for list in DomainList::ALL {
@@ -685,7 +675,7 @@ impl Declared {
                 None | Some(Value::Null) => continue,
                 Some(Value::Array(items)) => items,
                 Some(other) => {
-                    return Err(QueryError::NotAnArray {
+                    return Err(DeclarationError::NotAnArray {
                         key,
                         found: json_type(other),
                     });
@@ -696,7 +686,7 @@ impl Declared {
                 match item {
                     Value::String(s) => strings.push(s.clone()),
                     other => {
-                        return Err(QueryError::NotAString {
+                        return Err(DeclarationError::NotAString {
                             key,
                             index,
                             found: json_type(other),
@@ -712,40 +702,5 @@ impl Declared {
     /// Builds a declaration from lists directly, without JSON.
     pub fn from_lists(lists: Vec<(DomainList, Vec<String>)>) -> Self {
         Declared { lists }
-    }
-}
-
-/// The spec's default policy for a query whose `csp` is not to be honoured (a host that signs
-/// its policies, and a signature that did not verify): the query's length is still held to
-/// the limit, as for any page.
-pub fn default_for_query(
-    query: &str,
-    max_query_bytes: usize,
-    opt_ins: &OptIns,
-) -> Result<ViewPolicy, QueryError> {
-    check_length(query, max_query_bytes)?;
-    Ok(ViewPolicy::spec_default(opt_ins))
-}
-
-fn check_length(query: &str, max_query_bytes: usize) -> Result<(), QueryError> {
-    if query.len() > max_query_bytes {
-        return Err(QueryError::TooLong {
-            len: query.len(),
-            limit: max_query_bytes,
-        });
-    }
-    Ok(())
-}
-
-/// Parses a request's query into the policy to apply: the spec default when there is no
-/// `csp` parameter, the validated template when there is.
-pub fn policy_for_query(
-    query: Option<&str>,
-    max_query_bytes: usize,
-    opt_ins: &OptIns,
-) -> Result<ViewPolicy, QueryError> {
-    match Declared::from_query(query.unwrap_or(""), max_query_bytes)? {
-        None => Ok(ViewPolicy::spec_default(opt_ins)),
-        Some(declared) => Ok(ViewPolicy::from_declared(&declared, opt_ins)),
     }
 }

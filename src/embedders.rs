@@ -6,9 +6,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use crate::origin::{Embedder, Origin};
-
-/// The query parameter naming the host page's exact origin (needed for a host pattern).
-pub const EMBEDDER_PARAMETER: &str = "embedder";
+use crate::page_query::EMBEDDER_PARAMETER;
 
 /// At most this many origins and patterns per entry: each is one more `frame-ancestors` source
 /// and one more target the relay says ready to.

@@ -12,9 +12,10 @@
 //!            (plain TCP: io::prefixed replays it), the byte stream wrapped by io::deadline
 //!            → h1: io::head checks each head; hyper answers; at rest between requests
 //!            → h2: hyper, streams run inline first
-//! service    Host/:authority → host entry (routing) → query: ?embedder=, ?csp= (csp; for a
-//!            host that signs, signing) → view policy → page: the proxy page
-//!            (proxy-page/sandbox.html + relay/*.js), from service::page_cache → service::headers
+//! service    Host/:authority → host entry (routing) → from service::page_cache, or: the query
+//!            read once (page_query) → the view policy decided (service::policy: csp; for a
+//!            host that signs, signing) → the proxy page rendered (service::render: page,
+//!            proxy-page/sandbox.html + relay/*.js) → its answer (service::headers)
 //! metrics    counted on the way; admin serves them, with /livez and /readyz
 //! reload     SIGHUP or changed files → a new generation for every next request
 //! ```
@@ -40,6 +41,7 @@ mod minify;
 mod origin;
 mod page;
 mod page_paths;
+mod page_query;
 mod reload;
 mod routing;
 mod sandbox;
@@ -56,16 +58,20 @@ pub use config::{
     ViewPolicyOwner,
 };
 pub use csp::{
-    DEFAULT_POLICY, Declared, DomainList, DropReason, HostSource, OptIn, OptIns, QueryError,
-    ViewPolicy, policy_for_query,
+    DEFAULT_POLICY, DeclarationError, Declared, DomainList, DropReason, HostSource, OptIn, OptIns,
+    ViewPolicy,
 };
-pub use embedders::{EMBEDDER_PARAMETER, Embedders};
+pub use embedders::Embedders;
 pub use metrics::Metrics;
 pub use page_paths::{PagePath, PagePaths};
+pub use page_query::{
+    CSP_PARAMETER, EMBEDDER_PARAMETER, EXPIRES_PARAMETER, PageQuery, QueryError,
+    SIGNATURE_PARAMETER, UPGRADE_PARAMETER, policy_for_query,
+};
 pub use sandbox::{SandboxToken, ViewSandbox};
 pub use server::{ServeError, Server};
-pub use service::{PolicyVerdict, Service, Transport, UPGRADE_PARAMETER};
-pub use signing::{EXPIRES_PARAMETER, PolicyKey, PolicyKeys, SIGNATURE_PARAMETER};
+pub use service::{PolicyVerdict, Service, Transport};
+pub use signing::{PolicyKey, PolicyKeys};
 pub use telemetry::{LogFormat, init as init_logging};
 
 /// The HTTP/1 head reader's scanner and its limits, for the property tests and the `heads`

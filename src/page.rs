@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use crate::config::RelayMessages;
 use crate::csp::{DomainList, ViewPolicy};
 use crate::embedders::Pinned;
+use crate::page_query::UPGRADE_PARAMETER;
 use crate::sandbox::{SandboxToken, ViewSandbox};
 
 // The sources in proxy-page/, as build.rs strips them (comments and indentation).
@@ -17,10 +18,6 @@ const TEMPLATE: &str = include_str!(concat!(env!("OUT_DIR"), "/sandbox.html"));
 const RELAY_JS: &str = include_str!(concat!(env!("OUT_DIR"), "/relay.js"));
 const CONFIG_SLOT: &str = "/*SANDBOX_CONFIG*/";
 const RELAY_SLOT: &str = "/*RELAY_JS*/";
-
-/// The query parameter that marks a page the relay asked for again, with the `csp` its resource
-/// declared: the service counts it, and the page config names it for the relay.
-pub const UPGRADE_PARAMETER: &str = "upgrade";
 
 /// At most this many dropped entries are listed in the page; the count is always exact.
 const MAX_DROPPED_LISTED: usize = 50;

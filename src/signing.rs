@@ -25,15 +25,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use ring::hmac;
 
-use crate::csp::CSP_PARAMETER;
+use crate::page_query::{EXPIRES_PARAMETER, PageQuery, SIGNATURE_PARAMETER};
 
 /// What every signed message begins with: it names the scheme, so that a signature made for
 /// anything else (another version, another service using the same key) never verifies here.
 const DOMAIN: &str = "mcp-sandbox-proxy policy v1";
-
-/// The query parameters a signed URL adds beside `csp`.
-pub const EXPIRES_PARAMETER: &str = "expires";
-pub const SIGNATURE_PARAMETER: &str = "signature";
 
 /// A key must hold at least this many bytes: HMAC-SHA256's own output size.
 const MIN_KEY_BYTES: usize = 32;
@@ -167,14 +163,14 @@ impl PolicyKeys {
     pub(crate) fn verify(
         &self,
         sandbox: &str,
-        query: &str,
+        query: &PageQuery,
         now: u64,
         max_lifetime: u64,
     ) -> Result<Option<Signed>, Refused> {
-        let Some(parts) = SignedQuery::parse(query)? else {
+        let Some(parts) = SignedParts::of(query)? else {
             return Ok(None);
         };
-        let message = message(sandbox, &parts.expires_raw, &parts.csp);
+        let message = message(sandbox, parts.expires_raw, parts.csp);
         // SECURITY: `hmac::verify` compares in constant time, and every key is tried, so the
         // time taken does not say which one matched either. The expiry is read only from a URL
         // that verified: a forged one learns nothing.
@@ -261,49 +257,37 @@ impl fmt::Display for Refused {
 }
 
 /// The parts of a query a signature covers.
-struct SignedQuery {
-    csp: String,
-    expires_raw: String,
+struct SignedParts<'q> {
+    csp: &'q str,
+    expires_raw: &'q str,
     expires: u64,
     signature: Vec<u8>,
 }
 
-impl SignedQuery {
-    fn parse(query: &str) -> Result<Option<Self>, Refused> {
-        let [mut csp, mut expires, mut signature] = [None, None, None];
-        for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
-            let slot = match key.as_ref() {
-                CSP_PARAMETER => &mut csp,
-                EXPIRES_PARAMETER => &mut expires,
-                SIGNATURE_PARAMETER => &mut signature,
-                _ => continue,
-            };
-            if slot.replace(value.into_owned()).is_some() {
-                return Err(Refused::Malformed(format!("?{key}= appears twice")));
-            }
-        }
-        let Some(csp) = csp else {
+impl<'q> SignedParts<'q> {
+    fn of(query: &'q PageQuery) -> Result<Option<Self>, Refused> {
+        let Some(csp) = query.csp() else {
             return Ok(None);
         };
-        let Some(signature) = signature else {
+        let Some(signature) = query.signature() else {
             return Err(Refused::Unsigned);
         };
-        let Some(expires_raw) = expires else {
+        let Some(expires_raw) = query.expires() else {
             return Err(Refused::Malformed(format!(
                 "?{EXPIRES_PARAMETER}= is missing"
             )));
         };
-        let expires = parse_expires(&expires_raw).ok_or_else(|| {
+        let expires = parse_expires(expires_raw).ok_or_else(|| {
             Refused::Malformed(format!(
                 "?{EXPIRES_PARAMETER}= is not a Unix time in seconds (at most {MAX_EXPIRES_DIGITS} digits)"
             ))
         })?;
-        let signature = parse_signature(&signature).ok_or_else(|| {
+        let signature = parse_signature(signature).ok_or_else(|| {
             Refused::Malformed(format!(
                 "?{SIGNATURE_PARAMETER}= is not {SIGNATURE_HEX_DIGITS} lower-case hex digits"
             ))
         })?;
-        Ok(Some(SignedQuery {
+        Ok(Some(SignedParts {
             csp,
             expires_raw,
             expires,

@@ -2,8 +2,8 @@
 //! hostile declarations.
 
 use mcp_sandbox_proxy::{
-    DEFAULT_POLICY, Declared, DomainList, DropReason, HostSource, OptIn, OptIns, QueryError,
-    ViewPolicy, policy_for_query,
+    DEFAULT_POLICY, DeclarationError, Declared, DomainList, DropReason, HostSource, OptIn, OptIns,
+    PageQuery, QueryError, ViewPolicy, policy_for_query,
 };
 
 const TABLE: &str = include_str!("data/csp-sources.tsv");
@@ -138,7 +138,7 @@ fn empty_lists_use_the_template_defaults() {
 
 #[test]
 fn no_csp_parameter_is_the_spec_default() {
-    for query in [None, Some(""), Some("x=1"), Some("cspx=%7B%7D")] {
+    for query in ["", "x=1", "cspx=%7B%7D"] {
         let policy = policy_for_query(query, 16384, &OptIns::default()).unwrap();
         assert_eq!(policy.header(), DEFAULT_POLICY, "{query:?}");
         assert!(policy.domains.is_none());
@@ -195,39 +195,38 @@ fn malformed_queries_say_exactly_what_was_wrong() {
             url::form_urlencoded::byte_serialize(json.as_bytes()).collect::<String>()
         )
     };
-    let cases: Vec<(String, QueryError)> = vec![
+    let cases: Vec<(String, DeclarationError)> = vec![
         (
             q("{"),
-            QueryError::Json("EOF while parsing an object at line 1 column 1".into()),
+            DeclarationError::Json("EOF while parsing an object at line 1 column 1".into()),
         ),
-        (q("[]"), QueryError::NotAnObject("an array")),
+        (q("[]"), DeclarationError::NotAnObject("an array")),
         (
             q(r#"{"connectDomains":"https://a.com"}"#),
-            QueryError::NotAnArray {
+            DeclarationError::NotAnArray {
                 key: "connectDomains",
                 found: "a string",
             },
         ),
         (
             q(r#"{"frameDomains":["https://a.com",7]}"#),
-            QueryError::NotAString {
+            DeclarationError::NotAString {
                 key: "frameDomains",
                 index: 1,
                 found: "a number",
             },
         ),
-        (format!("{}&{}", q("{}"), q("{}")), QueryError::Repeated),
     ];
     for (query, want) in cases {
         assert_eq!(
-            policy_for_query(Some(&query), 16384, &OptIns::default()),
-            Err(want),
+            policy_for_query(&query, 16384, &OptIns::default()),
+            Err(QueryError::Declaration(want)),
             "{query}"
         );
     }
     let huge = format!("csp={}", "a".repeat(1 << 20));
     assert_eq!(
-        policy_for_query(Some(&huge), 16384, &OptIns::default()),
+        policy_for_query(&huge, 16384, &OptIns::default()),
         Err(QueryError::TooLong {
             len: huge.len(),
             limit: 16384
@@ -244,9 +243,37 @@ fn malformed_queries_say_exactly_what_was_wrong() {
 }
 
 #[test]
+fn every_parameter_the_service_reads_counts_once() {
+    for name in ["csp", "expires", "signature", "embedder", "upgrade"] {
+        for query in [
+            format!("{name}=1&{name}=1"),
+            format!("{name}=&x=1&{name}=2"),
+            format!("x=1&{name}&%{:02X}{}=1", name.as_bytes()[0], &name[1..]),
+        ] {
+            assert_eq!(
+                PageQuery::parse(&query, 16384),
+                Err(QueryError::Repeated(name)),
+                "{query}"
+            );
+        }
+        let once = PageQuery::parse(&format!("{name}=1&{name}x=2&x{name}=3"), 16384);
+        assert!(once.is_ok(), "{name}: {once:?}");
+    }
+    assert_eq!(
+        QueryError::Repeated("embedder").to_string(),
+        "the query has more than one embedder parameter"
+    );
+    // Parameters the service does not read are the host's, repeated or not.
+    assert_eq!(
+        PageQuery::parse("v=1&v=2&theme=a&theme=b", 16384),
+        Ok(PageQuery::default())
+    );
+}
+
+#[test]
 fn null_lists_are_absent_and_unknown_keys_ignored() {
     let policy = policy_for_query(
-        Some("csp=%7B%22connectDomains%22%3Anull%2C%22future%22%3A%5B1%5D%7D"),
+        "csp=%7B%22connectDomains%22%3Anull%2C%22future%22%3A%5B1%5D%7D",
         16384,
         &OptIns::default(),
     )
@@ -308,7 +335,7 @@ fn each_opt_in_adds_exactly_its_sources_and_nothing_without_one() {
          frame-src 'none'; object-src 'none'; base-uri 'self'"
     );
     assert_eq!(
-        policy_for_query(None, 16384, &all).unwrap().header(),
+        policy_for_query("", 16384, &all).unwrap().header(),
         "default-src 'none'; script-src 'self' 'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval' data:; \
          style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; \
          media-src 'self' data: blob:; worker-src 'self' blob:; connect-src 'none'; \

@@ -284,7 +284,7 @@ fn error_answers_are_inert_text() {
 }
 
 #[test]
-fn bad_csp_queries_are_400_with_the_reason() {
+fn bad_queries_are_400_with_the_reason() {
     let cases = [
         (csp_query("{"), "csp is not valid JSON"),
         (csp_query("[1]"), "csp must be a JSON object, not an array"),
@@ -300,6 +300,15 @@ fn bad_csp_queries_are_400_with_the_reason() {
         (
             format!("csp={}", "a".repeat(60_000)),
             "the query is 60004 bytes; the limit is 16384",
+        ),
+        (
+            "embedder=https%3A%2F%2Fchat.example.com&embedder=https%3A%2F%2Fchat.example.com"
+                .to_owned(),
+            "the query has more than one embedder parameter",
+        ),
+        (
+            "upgrade=1&csp=%7B%7D&upgrade=0".to_owned(),
+            "the query has more than one upgrade parameter",
         ),
     ];
     for (query, reason) in cases {

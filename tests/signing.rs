@@ -146,8 +146,6 @@ fn malformed_signed_urls_are_named() {
     );
     let cases = [
         (upper, "hex digits"),
-        (format!("{good}&signature=00"), "appears twice"),
-        (format!("{good}&expires=1"), "appears twice"),
         (
             good.replace(&format!("expires={expires}"), "expires=soon"),
             "Unix time",
@@ -161,6 +159,30 @@ fn malformed_signed_urls_are_named() {
     for (query, expected) in cases {
         let reason = refusal(get(&service(), "chat.sandbox.test", &query));
         assert!(reason.contains(expected), "{query}: {reason}");
+    }
+}
+
+#[test]
+fn a_signed_url_with_a_parameter_twice_is_refused_whole() {
+    // A signer, a cache or a front proxy that reads the other value would see another page.
+    let good = signed_query(KEY, "chat.sandbox.test", now() + 600, DECLARED);
+    for (extra, name) in [
+        ("signature=00", "signature"),
+        ("expires=1", "expires"),
+        ("csp=%7B%7D", "csp"),
+    ] {
+        let response = get(&service(), "chat.sandbox.test", &format!("{good}&{extra}"));
+        assert_eq!(response.status(), 400, "{extra}");
+        assert!(
+            response
+                .headers()
+                .contains_key(header::CONTENT_SECURITY_POLICY)
+        );
+        let reason = body(response);
+        assert!(
+            reason.contains(&format!("more than one {name} parameter")),
+            "{extra}: {reason}"
+        );
     }
 }
 

@@ -11,7 +11,7 @@ use crate::embedders::Pinned;
 
 use super::Host;
 use super::page_cache::{Encoded, RenderedPage};
-use super::query::Signature;
+use super::policy::Signature;
 
 // The referrer a view's requests carry: the sandbox origin only, and nothing over http.
 // `no-referrer` would break referrer-bound APIs (map tiles, some CDNs) that views use; the

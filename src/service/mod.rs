@@ -1,6 +1,8 @@
 //! Request in, response out: routing by authority (and the SNI rule), then the page or an
-//! error answer. What the query decides is `query`'s; rendered pages are kept by `page_cache`;
-//! every answer's headers are written by `headers`; what is logged about requests, by `logs`.
+//! error answer. One way through for a page: `page_cache`, or the query read once
+//! (`page_query`), its view policy decided (`policy`), the page built (`render`) and kept
+//! (`page_cache`); every answer's headers are written by `headers`; what is logged about
+//! requests, by `logs`.
 //!
 //! No sockets here. `serve` and the `headers` command both call [`Service::handle`], so what
 //! `headers` prints is what `serve` sends.
@@ -8,8 +10,10 @@
 mod headers;
 mod logs;
 mod page_cache;
-mod query;
+mod policy;
+mod render;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,19 +30,20 @@ use crate::metrics::{HostCounters, Metrics};
 use crate::origin::split_host_port;
 use crate::page::PageTemplate;
 use crate::page_paths::PagePaths;
+use crate::page_query::PageQuery;
 use crate::routing::{Routes, lower_case, route_key};
 use crate::sandbox::ViewSandbox;
+use crate::signing::unix_now;
 
 use headers::{
     ALLOW_GET_HEAD, CLEAR_COOKIES, CLEAR_SITE_DATA, NO_STORE, RETRY_AFTER, error, is_fresh,
     page_response,
 };
 use logs::{foreign_framer, log_dropped, log_embedder_mismatch};
-use page_cache::PageCache;
-use query::{Signature, Signing};
+use page_cache::{PageCache, RenderedPage};
+use policy::{Signature, Signing};
 
-pub use crate::page::UPGRADE_PARAMETER;
-pub use query::PolicyVerdict;
+pub use policy::PolicyVerdict;
 
 pub(crate) use headers::plain_text;
 
@@ -312,6 +317,78 @@ impl Service {
             response.headers_mut().remove(header::CONTENT_LENGTH);
         }
         response
+    }
+
+    /// The page for host `index` served as `served_as` (its route key) for a raw query, from
+    /// the cache or built and cached. The query is read only for a page not in the cache.
+    fn rendered(
+        &self,
+        index: usize,
+        served_as: &str,
+        raw_query: &str,
+    ) -> Result<Arc<RenderedPage>, String> {
+        let now = unix_now();
+        let host = &self.hosts[index];
+        // A signature's verdict depends on the name served, so a signing host's pages are
+        // kept per name; every other host's are shared by its names.
+        let cache_key = match host.signing {
+            Some(_) => Cow::Owned(format!("{served_as}\n{raw_query}")),
+            None => Cow::Borrowed(raw_query),
+        };
+        if let Some(page) = self.pages.get(index, &cache_key)
+            && page.is_valid_at(now)
+        {
+            return Ok(page);
+        }
+        let query = PageQuery::parse(raw_query, self.max_query_bytes).map_err(|e| {
+            tracing::debug!(reason = %e, "refused query");
+            e.to_string()
+        })?;
+        let page = render::render(
+            &self.page,
+            host,
+            served_as,
+            &query,
+            now,
+            self.max_query_bytes,
+        )?;
+        let page = Arc::new(page);
+        self.pages.insert(index, &cache_key, &page);
+        Ok(page)
+    }
+
+    /// The signature the host entry serving `authority` gives `csp` until `expires` (Unix
+    /// seconds), with its first key: what `headers --sign` puts in the URL.
+    pub fn sign_policy(&self, authority: &str, csp: &str, expires: u64) -> Result<String, String> {
+        let signing = self.signing_for(authority)?;
+        let served_as = route_key(authority, self.default_port);
+        Ok(signing.keys.sign(&served_as, expires, csp))
+    }
+
+    /// What the host entry serving `authority` makes of a raw query's signature, as a page
+    /// requested now would be served.
+    pub fn verify_policy(&self, authority: &str, raw_query: &str) -> PolicyVerdict {
+        let Ok(signing) = self.signing_for(authority) else {
+            return PolicyVerdict::Unsigned;
+        };
+        match PageQuery::parse(raw_query, self.max_query_bytes) {
+            Ok(query) => {
+                let served_as = route_key(authority, self.default_port);
+                signing.verdict(&served_as, &query, unix_now())
+            }
+            Err(e) => PolicyVerdict::Refused(e.to_string()),
+        }
+    }
+
+    fn signing_for(&self, authority: &str) -> Result<&Signing, String> {
+        let index = self
+            .route(authority)
+            .ok_or_else(|| format!("no host entry serves {authority:?}"))?;
+        self.hosts[index].signing.as_ref().ok_or_else(|| {
+            format!(
+                "the host entry serving {authority:?} does not sign its policies (no policy_keys)"
+            )
+        })
     }
 
     /// The host entry for an authority: an exact sandbox name, or one label below a name

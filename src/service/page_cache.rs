@@ -10,7 +10,7 @@ use http::header::{HeaderMap, HeaderValue};
 use crate::compress::{self, Encoding};
 use crate::csp::Dropped;
 
-use super::query::Signature;
+use super::policy::Signature;
 
 /// Roughly what one form's header map holds: a dozen entries and their index.
 pub(super) const HEADER_MAP_BYTES: usize = 1024;
@@ -31,7 +31,7 @@ pub(super) struct RenderedPage {
     /// The origins allowed to frame this page (`frame-ancestors`), as browsers serialize
     /// them, separated by spaces.
     pub(super) embedder: String,
-    /// The query marks the relay asking for its page again (see `is_policy_upgrade`).
+    /// The query marks the relay asking for its page again (see `PageQuery::is_policy_upgrade`).
     pub(super) policy_upgrade: bool,
     pub(super) signature: Signature,
 }

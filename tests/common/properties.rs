@@ -51,8 +51,8 @@ pub fn assert_policy_is_clean(policy: &ViewPolicy, input: &str) {
 
 /// `?csp=` in, policy out: no panic, clean, and the same input gives the same bytes.
 pub fn check_query(query: &str) {
-    let first = policy_for_query(Some(query), 16 * 1024, &OptIns::default());
-    let second = policy_for_query(Some(query), 16 * 1024, &OptIns::default());
+    let first = policy_for_query(query, 16 * 1024, &OptIns::default());
+    let second = policy_for_query(query, 16 * 1024, &OptIns::default());
     match (&first, &second) {
         (Ok(a), Ok(b)) => {
             assert_eq!(a.header(), b.header(), "same query, other bytes: {query:?}");

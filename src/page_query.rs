@@ -1,0 +1,115 @@
+//! The page's query, read once: the parameters this service reads, each at most once, and the
+//! whole query within `limits.max_query_bytes`. Every other parameter is the host's own (a
+//! host library's version or theme) and is ignored.
+//!
+//! Everything downstream takes its part of one [`PageQuery`]: the embedder rule its `embedder`,
+//! the signature its `csp`, `expires` and `signature`, the view policy its `csp`. No one splits
+//! the raw query again, so no two readers can disagree on which of two values counts.
+
+use crate::csp::{DeclarationError, OptIns, ViewPolicy};
+
+/// The parameter that carries the host's declared domains, as JSON.
+pub const CSP_PARAMETER: &str = "csp";
+/// The parameters a signed URL adds beside `csp` (see `signing`).
+pub const EXPIRES_PARAMETER: &str = "expires";
+pub const SIGNATURE_PARAMETER: &str = "signature";
+/// The parameter naming the host page's exact origin (needed for a host pattern).
+pub const EMBEDDER_PARAMETER: &str = "embedder";
+/// The parameter that marks a page the relay asked for again, with the `csp` its resource
+/// declared: the service counts it, and the page config names it for the relay.
+pub const UPGRADE_PARAMETER: &str = "upgrade";
+
+/// The parameters this service reads, in the order the docs list them.
+const PARAMETERS: [&str; 5] = [
+    CSP_PARAMETER,
+    EXPIRES_PARAMETER,
+    SIGNATURE_PARAMETER,
+    EMBEDDER_PARAMETER,
+    UPGRADE_PARAMETER,
+];
+
+/// A page's query: each parameter this service reads, percent-decoded, if present.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PageQuery {
+    values: [Option<String>; PARAMETERS.len()],
+}
+
+/// Why a page's query cannot be served at all: answered with `400` and this text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QueryError {
+    #[error("the query is {len} bytes; the limit is {limit} (limits.max_query_bytes)")]
+    TooLong { len: usize, limit: usize },
+    /// SECURITY: a parameter must count once. Were a second value kept or dropped, a cache,
+    /// a signer or a front proxy that reads the other one would decide for another page.
+    #[error("the query has more than one {0} parameter")]
+    Repeated(&'static str),
+    #[error(transparent)]
+    Declaration(#[from] DeclarationError),
+}
+
+impl PageQuery {
+    /// Reads a raw (still percent-encoded) query string.
+    pub fn parse(raw: &str, max_query_bytes: usize) -> Result<Self, QueryError> {
+        if raw.len() > max_query_bytes {
+            return Err(QueryError::TooLong {
+                len: raw.len(),
+                limit: max_query_bytes,
+            });
+        }
+        let mut query = PageQuery::default();
+        for (key, value) in url::form_urlencoded::parse(raw.as_bytes()) {
+            let Some(slot) = PARAMETERS.iter().position(|name| *name == key) else {
+                continue;
+            };
+            if query.values[slot].replace(value.into_owned()).is_some() {
+                return Err(QueryError::Repeated(PARAMETERS[slot]));
+            }
+        }
+        Ok(query)
+    }
+
+    fn value(&self, name: &str) -> Option<&str> {
+        let slot = PARAMETERS.iter().position(|known| *known == name)?;
+        self.values[slot].as_deref()
+    }
+
+    /// The declared domains, as JSON not yet read.
+    pub fn csp(&self) -> Option<&str> {
+        self.value(CSP_PARAMETER)
+    }
+
+    pub(crate) fn expires(&self) -> Option<&str> {
+        self.value(EXPIRES_PARAMETER)
+    }
+
+    pub(crate) fn signature(&self) -> Option<&str> {
+        self.value(SIGNATURE_PARAMETER)
+    }
+
+    /// The origin the page is to be pinned to, as written.
+    pub(crate) fn embedder(&self) -> Option<&str> {
+        self.value(EMBEDDER_PARAMETER)
+    }
+
+    /// Whether the relay asked for this page (`upgrade=1`): it reloads its own page once,
+    /// marked so, when a resource declares domains that the served policy lacks.
+    pub(crate) fn is_policy_upgrade(&self) -> bool {
+        self.value(UPGRADE_PARAMETER) == Some("1")
+    }
+
+    /// The view policy the query declares: the spec's default when it has no `csp`, the
+    /// validated template when it has one, with the host's opt-ins either way.
+    pub fn view_policy(&self, opt_ins: &OptIns) -> Result<ViewPolicy, QueryError> {
+        Ok(ViewPolicy::declared_by(self.csp(), opt_ins)?)
+    }
+}
+
+/// The view policy of a raw query, for callers that have nothing else to read from it (the
+/// tests and fuzz targets that hold the service to a reference).
+pub fn policy_for_query(
+    raw: &str,
+    max_query_bytes: usize,
+    opt_ins: &OptIns,
+) -> Result<ViewPolicy, QueryError> {
+    PageQuery::parse(raw, max_query_bytes)?.view_policy(opt_ins)
+}
