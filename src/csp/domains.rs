@@ -1,0 +1,70 @@
+//! The four domain lists a server declares, and the validated sources a view may use in each.
+
+use std::collections::BTreeSet;
+
+use super::source::{DropReason, HostSource};
+
+/// The four domain lists a server declares in `_meta.ui.csp`, in the spec's spelling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DomainList {
+    Connect,
+    Resource,
+    Frame,
+    BaseUri,
+}
+
+impl DomainList {
+    pub const ALL: [DomainList; 4] = [
+        DomainList::Connect,
+        DomainList::Resource,
+        DomainList::Frame,
+        DomainList::BaseUri,
+    ];
+
+    /// The key in the `?csp=` JSON object and in `sandbox-resource-ready.params.csp`.
+    pub(crate) fn key(self) -> &'static str {
+        match self {
+            DomainList::Connect => "connectDomains",
+            DomainList::Resource => "resourceDomains",
+            DomainList::Frame => "frameDomains",
+            DomainList::BaseUri => "baseUriDomains",
+        }
+    }
+}
+
+/// One entry the policy builder refused, kept for the log, the metrics and the page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dropped {
+    pub list: DomainList,
+    pub entry: String,
+    pub reason: DropReason,
+}
+
+/// The validated domains a view may use: sorted, deduplicated host-sources per list.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Domains {
+    connect: BTreeSet<HostSource>,
+    resource: BTreeSet<HostSource>,
+    frame: BTreeSet<HostSource>,
+    base_uri: BTreeSet<HostSource>,
+}
+
+impl Domains {
+    pub(crate) fn list(&self, list: DomainList) -> &BTreeSet<HostSource> {
+        match list {
+            DomainList::Connect => &self.connect,
+            DomainList::Resource => &self.resource,
+            DomainList::Frame => &self.frame,
+            DomainList::BaseUri => &self.base_uri,
+        }
+    }
+
+    pub(super) fn list_mut(&mut self, list: DomainList) -> &mut BTreeSet<HostSource> {
+        match list {
+            DomainList::Connect => &mut self.connect,
+            DomainList::Resource => &mut self.resource,
+            DomainList::Frame => &mut self.frame,
+            DomainList::BaseUri => &mut self.base_uri,
+        }
+    }
+}
