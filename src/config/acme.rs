@@ -11,6 +11,19 @@ use super::walk::{Table, Value, Walker};
 use super::{CertFiles, HostEntry};
 use crate::origin::is_dns_name;
 
+/// The keys of `[acme]`.
+pub(super) const KEYS: &[&str] = &[
+    "directory",
+    "ca_roots",
+    "contact",
+    "terms_of_service_agreed",
+    "account_key",
+    "state_dir",
+    "names",
+    "challenge",
+    "http01_listen",
+];
+
 /// Let's Encrypt's production directory; its staging one is in docs/operations.md.
 const LETS_ENCRYPT: &str = "https://acme-v02.api.letsencrypt.org/directory";
 
@@ -158,171 +171,159 @@ impl FromStr for Contact {
     }
 }
 
-impl Walker<'_> {
-    /// `[acme]`; `hosts` give the default names (every sandbox name a CA can issue for).
-    pub(super) fn acme(&mut self, value: &Value<'_>, hosts: &[HostEntry]) -> Option<AcmeSettings> {
-        let table = self.table(value, "acme")?;
-        self.reject_unknown_keys(
-            table,
-            "acme",
-            &[
-                "directory",
-                "ca_roots",
-                "contact",
-                "terms_of_service_agreed",
-                "account_key",
-                "state_dir",
-                "names",
-                "challenge",
-                "http01_listen",
-            ],
-        );
-        self.terms_agreed(table, value)?;
-        let directory = match table.get("directory") {
-            Some(v) => self.directory(v)?,
-            None => LETS_ENCRYPT.to_owned(),
-        };
-        let ca_roots = match table.get("ca_roots") {
-            Some(v) => Some(self.path(v, "acme.ca_roots")?),
-            None => None,
-        };
-        let contact = match table.get("contact") {
-            Some(v) => self.names::<Contact>(v, "acme.contact", "mailto: URLs")?,
-            None => Vec::new(),
-        };
-        let state_dir = match table.get("state_dir") {
-            Some(v) => self.path(v, "acme.state_dir")?,
-            None => {
-                let message = "is missing: the folder issued certificates and keys are kept in (for example \"/var/lib/mcp-sandbox-proxy/acme\")";
-                self.error_at(value, "acme.state_dir", message.into());
-                return None;
-            }
-        };
-        let account_key = match table.get("account_key") {
-            Some(v) => self.path(v, "acme.account_key")?,
-            None => state_dir.join("account.json"),
-        };
-        let names = self.acme_names(table, value, hosts)?;
-        let challenge = self.challenge(table, value)?;
-        Some(AcmeSettings {
-            directory,
-            ca_roots,
-            contact,
-            account_key,
-            state_dir,
-            names,
-            challenge,
-        })
-    }
-
-    fn terms_agreed(&mut self, table: &Table<'_>, at: &Value<'_>) -> Option<()> {
-        let key = "acme.terms_of_service_agreed";
-        match table
-            .get("terms_of_service_agreed")
-            .map(|v| (v, v.get_ref()))
-        {
-            Some((_, DeValue::Boolean(true))) => Some(()),
-            Some((v, DeValue::Boolean(false))) | Some((v, _)) => {
-                let message = "must be true: the CA issues only to accounts that agree to its terms (read them at the directory's meta.termsOfService)";
-                self.error_at(v, key, message.into());
-                None
-            }
-            None => {
-                let message =
-                    "is missing: read the CA's terms, then set terms_of_service_agreed = true";
-                self.error_at(at, key, message.into());
-                None
-            }
+/// `[acme]`; `hosts` give the default names (every sandbox name a CA can issue for).
+pub(super) fn acme(
+    w: &mut Walker<'_>,
+    value: &Value<'_>,
+    hosts: &[HostEntry],
+) -> Option<AcmeSettings> {
+    let table = w.table(value, "acme")?;
+    w.reject_unknown_keys(table, "acme", KEYS);
+    terms_agreed(w, table, value)?;
+    let directory = match table.get("directory") {
+        Some(v) => directory(w, v)?,
+        None => LETS_ENCRYPT.to_owned(),
+    };
+    let ca_roots = match table.get("ca_roots") {
+        Some(v) => Some(w.path(v, "acme.ca_roots")?),
+        None => None,
+    };
+    let contact = match table.get("contact") {
+        Some(v) => w.names::<Contact>(v, "acme.contact", "mailto: URLs")?,
+        None => Vec::new(),
+    };
+    let state_dir = match table.get("state_dir") {
+        Some(v) => w.path(v, "acme.state_dir")?,
+        None => {
+            let message = "is missing: the folder issued certificates and keys are kept in (for example \"/var/lib/mcp-sandbox-proxy/acme\")";
+            w.error_at(value, "acme.state_dir", message.into());
+            return None;
         }
-    }
+    };
+    let account_key = match table.get("account_key") {
+        Some(v) => w.path(v, "acme.account_key")?,
+        None => state_dir.join("account.json"),
+    };
+    let names = acme_names(w, table, value, hosts)?;
+    let challenge = challenge(w, table, value)?;
+    Some(AcmeSettings {
+        directory,
+        ca_roots,
+        contact,
+        account_key,
+        state_dir,
+        names,
+        challenge,
+    })
+}
 
-    fn directory(&mut self, value: &Value<'_>) -> Option<String> {
-        let raw = self.string(value, "acme.directory")?;
-        match url::Url::parse(raw) {
-            Ok(url) if url.scheme() == "https" && url.host().is_some() => Some(raw.to_owned()),
-            _ => {
-                let message = format!(
-                    "\"{raw}\" is not an https URL (ACME directories are served over https; Let's Encrypt's is \"{LETS_ENCRYPT}\")"
-                );
-                self.error_at(value, "acme.directory", message);
-                None
-            }
-        }
-    }
-
-    /// `names`, or every sandbox name a CA can issue for; never empty, never repeated.
-    fn acme_names(
-        &mut self,
-        table: &Table<'_>,
-        at: &Value<'_>,
-        hosts: &[HostEntry],
-    ) -> Option<Vec<AcmeName>> {
-        let key = "acme.names";
-        let (names, written) = match table.get("names") {
-            Some(v) => (self.names::<AcmeName>(v, key, "DNS names")?, Some(v)),
-            None => (default_names(hosts), None),
-        };
-        let mut unique = names.clone();
-        unique.sort();
-        unique.dedup();
-        let complaint = if names.is_empty() {
-            Some(match written {
-                Some(_) => "must list at least one name".to_owned(),
-                None => "no sandbox name can have a certificate from a CA (each is a loopback name or an IP address): list the names".to_owned(),
-            })
-        } else if unique.len() != names.len() {
-            Some("lists a name twice".to_owned())
-        } else if names.len() > MAX_NAMES {
-            Some(format!(
-                "asks for {} certificates; at most {MAX_NAMES} (one order each, within the CA's rate limits)",
-                names.len()
-            ))
-        } else {
+fn terms_agreed(w: &mut Walker<'_>, table: &Table<'_>, at: &Value<'_>) -> Option<()> {
+    let key = "acme.terms_of_service_agreed";
+    match table
+        .get("terms_of_service_agreed")
+        .map(|v| (v, v.get_ref()))
+    {
+        Some((_, DeValue::Boolean(true))) => Some(()),
+        Some((v, DeValue::Boolean(false))) | Some((v, _)) => {
+            let message = "must be true: the CA issues only to accounts that agree to its terms (read them at the directory's meta.termsOfService)";
+            w.error_at(v, key, message.into());
             None
-        };
-        match complaint {
-            Some(message) => {
-                self.error_at(written.unwrap_or(at), key, message);
-                None
-            }
-            None => Some(names),
+        }
+        None => {
+            let message =
+                "is missing: read the CA's terms, then set terms_of_service_agreed = true";
+            w.error_at(at, key, message.into());
+            None
         }
     }
+}
 
-    fn challenge(&mut self, table: &Table<'_>, at: &Value<'_>) -> Option<Challenge> {
-        let listen = table
-            .get("http01_listen")
-            .map(|v| (v, self.socket_addr(v, "acme.http01_listen")));
-        let kind = match table.get("challenge") {
-            Some(v) => Some((v, self.string(v, "acme.challenge")?)),
-            None => None,
-        };
-        match (kind, listen) {
-            (None | Some((_, "tls-alpn-01")), None) => Some(Challenge::TlsAlpn01),
-            (Some((_, "http-01")), Some((_, Some(listen)))) => Some(Challenge::Http01 { listen }),
-            (Some((_, "http-01")), None) => {
-                let message = "\"http-01\" needs http01_listen, the plain listener the CA reaches on port 80 (for example \"0.0.0.0:80\")";
-                self.error_at(
-                    table.get("challenge").unwrap_or(at),
-                    "acme.challenge",
-                    message.into(),
-                );
-                None
-            }
-            (None | Some((_, "tls-alpn-01")), Some((v, _))) => {
-                let message = "is only for challenge = \"http-01\"";
-                self.error_at(v, "acme.http01_listen", message.into());
-                None
-            }
-            (Some((v, other)), _) if other != "http-01" => {
-                let message = format!(
-                    "\"{other}\" is not a challenge this service answers: \"tls-alpn-01\" (the default) or \"http-01\" (DNS-01 is not built in)"
-                );
-                self.error_at(v, "acme.challenge", message);
-                None
-            }
-            _ => None,
+fn directory(w: &mut Walker<'_>, value: &Value<'_>) -> Option<String> {
+    let raw = w.string(value, "acme.directory")?;
+    match url::Url::parse(raw) {
+        Ok(url) if url.scheme() == "https" && url.host().is_some() => Some(raw.to_owned()),
+        _ => {
+            let message = format!(
+                "\"{raw}\" is not an https URL (ACME directories are served over https; Let's Encrypt's is \"{LETS_ENCRYPT}\")"
+            );
+            w.error_at(value, "acme.directory", message);
+            None
         }
+    }
+}
+
+/// `names`, or every sandbox name a CA can issue for; never empty, never repeated.
+fn acme_names(
+    w: &mut Walker<'_>,
+    table: &Table<'_>,
+    at: &Value<'_>,
+    hosts: &[HostEntry],
+) -> Option<Vec<AcmeName>> {
+    let key = "acme.names";
+    let (names, written) = match table.get("names") {
+        Some(v) => (w.names::<AcmeName>(v, key, "DNS names")?, Some(v)),
+        None => (default_names(hosts), None),
+    };
+    let mut unique = names.clone();
+    unique.sort();
+    unique.dedup();
+    let complaint = if names.is_empty() {
+        Some(match written {
+            Some(_) => "must list at least one name".to_owned(),
+            None => "no sandbox name can have a certificate from a CA (each is a loopback name or an IP address): list the names".to_owned(),
+        })
+    } else if unique.len() != names.len() {
+        Some("lists a name twice".to_owned())
+    } else if names.len() > MAX_NAMES {
+        Some(format!(
+            "asks for {} certificates; at most {MAX_NAMES} (one order each, within the CA's rate limits)",
+            names.len()
+        ))
+    } else {
+        None
+    };
+    match complaint {
+        Some(message) => {
+            w.error_at(written.unwrap_or(at), key, message);
+            None
+        }
+        None => Some(names),
+    }
+}
+
+fn challenge(w: &mut Walker<'_>, table: &Table<'_>, at: &Value<'_>) -> Option<Challenge> {
+    let listen = table
+        .get("http01_listen")
+        .map(|v| (v, w.socket_addr(v, "acme.http01_listen")));
+    let kind = match table.get("challenge") {
+        Some(v) => Some((v, w.string(v, "acme.challenge")?)),
+        None => None,
+    };
+    match (kind, listen) {
+        (None | Some((_, "tls-alpn-01")), None) => Some(Challenge::TlsAlpn01),
+        (Some((_, "http-01")), Some((_, Some(listen)))) => Some(Challenge::Http01 { listen }),
+        (Some((_, "http-01")), None) => {
+            let message = "\"http-01\" needs http01_listen, the plain listener the CA reaches on port 80 (for example \"0.0.0.0:80\")";
+            w.error_at(
+                table.get("challenge").unwrap_or(at),
+                "acme.challenge",
+                message.into(),
+            );
+            None
+        }
+        (None | Some((_, "tls-alpn-01")), Some((v, _))) => {
+            let message = "is only for challenge = \"http-01\"";
+            w.error_at(v, "acme.http01_listen", message.into());
+            None
+        }
+        (Some((v, other)), _) if other != "http-01" => {
+            let message = format!(
+                "\"{other}\" is not a challenge this service answers: \"tls-alpn-01\" (the default) or \"http-01\" (DNS-01 is not built in)"
+            );
+            w.error_at(v, "acme.challenge", message);
+            None
+        }
+        _ => None,
     }
 }
 

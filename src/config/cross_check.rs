@@ -7,7 +7,8 @@ use crate::origin::{Embedder, Origin, OriginPattern, site_guess};
 use crate::routing::{is_one_label_below, parent_name};
 
 use super::HostEntry;
-use super::walk::{Placed, Walker};
+use super::host_entry::Placed;
+use super::walk::Walker;
 
 /// Why `entry`'s sandbox would serve the same origin as `origin`, if it would.
 pub(super) fn same_origin_as(entry: &HostEntry, origin: &Origin) -> Option<String> {
@@ -122,119 +123,117 @@ pub(super) fn refused(entry: &HostEntry, embedder: &Embedder) -> bool {
     }
 }
 
-impl<'a> Walker<'a> {
-    /// Rules that relate entries: unique names, no sandbox on a host's own origin, and a
-    /// warning when the two share a site. Each is a lookup in a map built once, so the cost
-    /// grows with the number of entries rather than its square (platforms run one entry per
-    /// tenant). A problem is reported at the later entry, naming the earliest one it meets.
-    pub(super) fn cross_check_hosts(&mut self, hosts: &[Placed], default_port: u16) {
-        let authorities: Vec<String> = hosts
-            .iter()
-            .map(|placed| placed.entry.sandbox.authority(default_port))
-            .collect();
-        let embedders = EmbedderIndex::new(hosts);
-        // The earlier entries: by name, the per-server ones by name, and by the name one label up.
-        let mut by_name: HashMap<&str, usize> = HashMap::with_capacity(hosts.len());
-        let mut per_server: HashMap<&str, usize> = HashMap::new();
-        let mut by_parent: HashMap<&str, usize> = HashMap::with_capacity(hosts.len());
-        for (n, placed) in hosts.iter().enumerate() {
-            let entry = &placed.entry;
-            let authority = authorities[n].as_str();
-            let key = format!("hosts[{}].sandbox", placed.index);
-            let parent = parent_name(authority);
-            if let Some(&m) = by_name.get(authority) {
+/// Rules that relate entries: unique names, no sandbox on a host's own origin, and a
+/// warning when the two share a site. Each is a lookup in a map built once, so the cost
+/// grows with the number of entries rather than its square (platforms run one entry per
+/// tenant). A problem is reported at the later entry, naming the earliest one it meets.
+pub(super) fn cross_check_hosts(w: &mut Walker<'_>, hosts: &[Placed], default_port: u16) {
+    let authorities: Vec<String> = hosts
+        .iter()
+        .map(|placed| placed.entry.sandbox.authority(default_port))
+        .collect();
+    let embedders = EmbedderIndex::new(hosts);
+    // The earlier entries: by name, the per-server ones by name, and by the name one label up.
+    let mut by_name: HashMap<&str, usize> = HashMap::with_capacity(hosts.len());
+    let mut per_server: HashMap<&str, usize> = HashMap::new();
+    let mut by_parent: HashMap<&str, usize> = HashMap::with_capacity(hosts.len());
+    for (n, placed) in hosts.iter().enumerate() {
+        let entry = &placed.entry;
+        let authority = authorities[n].as_str();
+        let key = format!("hosts[{}].sandbox", placed.index);
+        let parent = parent_name(authority);
+        if let Some(&m) = by_name.get(authority) {
+            let message = format!(
+                "\"{authority}\" is already the sandbox of {}",
+                hosts[m].named_from(placed)
+            );
+            w.problem_in(&placed.file, placed.line, &key, message);
+        } else {
+            let overlapping = parent
+                .and_then(|parent| per_server.get(parent))
+                .or_else(|| {
+                    by_parent
+                        .get(authority)
+                        .filter(|_| entry.per_server_subdomains)
+                });
+            if let Some(&m) = overlapping {
                 let message = format!(
-                    "\"{authority}\" is already the sandbox of {}",
+                    "\"{authority}\" overlaps the sandbox \"{}\" of {} through per-server subdomains: a request could mean either",
+                    authorities[m],
                     hosts[m].named_from(placed)
                 );
-                self.problem_in(&placed.file, placed.line, &key, message);
-            } else {
-                let overlapping = parent
-                    .and_then(|parent| per_server.get(parent))
-                    .or_else(|| {
-                        by_parent
-                            .get(authority)
-                            .filter(|_| entry.per_server_subdomains)
-                    });
-                if let Some(&m) = overlapping {
-                    let message = format!(
-                        "\"{authority}\" overlaps the sandbox \"{}\" of {} through per-server subdomains: a request could mean either",
-                        authorities[m],
-                        hosts[m].named_from(placed)
-                    );
-                    self.problem_in(&placed.file, placed.line, &key, message);
-                }
+                w.problem_in(&placed.file, placed.line, &key, message);
             }
-            by_name.entry(authority).or_insert(n);
-            if entry.per_server_subdomains {
-                per_server.entry(authority).or_insert(n);
-            }
-            if let Some(parent) = parent {
-                by_parent.entry(parent).or_insert(n);
-            }
-            self.check_sandbox_against_embedders(placed, &embedders, &key);
+        }
+        by_name.entry(authority).or_insert(n);
+        if entry.per_server_subdomains {
+            per_server.entry(authority).or_insert(n);
+        }
+        if let Some(parent) = parent {
+            by_parent.entry(parent).or_insert(n);
+        }
+        check_sandbox_against_embedders(w, placed, &embedders, &key);
+    }
+}
+
+/// The sandbox of `entry` against every host origin and pattern that could be its origin
+/// or share its site, found by lookups. A same-site warning names the first such host and
+/// counts the others, so that a thousand tenants on one site make one line, not a thousand.
+pub(super) fn check_sandbox_against_embedders(
+    w: &mut Walker<'_>,
+    placed: &Placed,
+    embedders: &EmbedderIndex<'_>,
+    key: &str,
+) {
+    let entry = &placed.entry;
+    let host = entry.sandbox.host();
+    let mut candidates: Vec<&Origin> = embedders.by_host.get(host).cloned().unwrap_or_default();
+    if entry.per_server_subdomains
+        && let Some(below) = embedders.by_parent_host.get(host)
+    {
+        candidates.extend(below);
+    }
+    for origin in candidates {
+        if let Some(message) = same_origin_as(entry, origin) {
+            w.problem_in(&placed.file, placed.line, key, message);
         }
     }
-
-    /// The sandbox of `entry` against every host origin and pattern that could be its origin
-    /// or share its site, found by lookups. A same-site warning names the first such host and
-    /// counts the others, so that a thousand tenants on one site make one line, not a thousand.
-    pub(super) fn check_sandbox_against_embedders(
-        &mut self,
-        placed: &Placed,
-        embedders: &EmbedderIndex<'_>,
-        key: &str,
-    ) {
-        let entry = &placed.entry;
-        let host = entry.sandbox.host();
-        let mut candidates: Vec<&Origin> = embedders.by_host.get(host).cloned().unwrap_or_default();
-        if entry.per_server_subdomains
-            && let Some(below) = embedders.by_parent_host.get(host)
-        {
-            candidates.extend(below);
+    let mut patterns: Vec<&OriginPattern> = parent_name(host)
+        .and_then(|parent| embedders.patterns_by_suffix.get(parent))
+        .cloned()
+        .unwrap_or_default();
+    if entry.per_server_subdomains
+        && let Some(at_name) = embedders.patterns_by_suffix.get(host)
+    {
+        patterns.extend(at_name);
+    }
+    for pattern in patterns {
+        if let Some(message) = one_of_pattern(entry, pattern) {
+            w.problem_in(&placed.file, placed.line, key, message);
         }
-        for origin in candidates {
-            if let Some(message) = same_origin_as(entry, origin) {
-                self.problem_in(&placed.file, placed.line, key, message);
-            }
-        }
-        let mut patterns: Vec<&OriginPattern> = parent_name(host)
-            .and_then(|parent| embedders.patterns_by_suffix.get(parent))
-            .cloned()
-            .unwrap_or_default();
-        if entry.per_server_subdomains
-            && let Some(at_name) = embedders.patterns_by_suffix.get(host)
-        {
-            patterns.extend(at_name);
-        }
-        for pattern in patterns {
-            if let Some(message) = one_of_pattern(entry, pattern) {
-                self.problem_in(&placed.file, placed.line, key, message);
-            }
-        }
-        let site = site_guess(host);
-        // Not warned about: a loopback host for a loopback sandbox, and a host whose origin
-        // this sandbox was just refused for.
-        let loopback = entry.sandbox.is_loopback();
-        let others: Vec<&str> = embedders
-            .by_site
-            .get(site)
-            .into_iter()
-            .flatten()
-            .filter(|e| !(loopback && e.loopback))
-            .filter(|e| !refused(entry, e.embedder))
-            .map(|e| e.shown.as_str())
-            .collect();
-        if let Some(first) = others.first() {
-            let more = match others.len() - 1 {
-                0 => String::new(),
-                n => format!(" (and {n} more host(s) on it)"),
-            };
-            let message = format!(
-                "\"{}\" is on the same site as the host {first}{more} ({site}): browsers share SameSite cookies and some storage partitions within a site; a sandbox on its own registrable domain isolates views from the host completely",
-                entry.sandbox
-            );
-            self.warning_in(&placed.file, Some(placed.line), key, message);
-        }
+    }
+    let site = site_guess(host);
+    // Not warned about: a loopback host for a loopback sandbox, and a host whose origin
+    // this sandbox was just refused for.
+    let loopback = entry.sandbox.is_loopback();
+    let others: Vec<&str> = embedders
+        .by_site
+        .get(site)
+        .into_iter()
+        .flatten()
+        .filter(|e| !(loopback && e.loopback))
+        .filter(|e| !refused(entry, e.embedder))
+        .map(|e| e.shown.as_str())
+        .collect();
+    if let Some(first) = others.first() {
+        let more = match others.len() - 1 {
+            0 => String::new(),
+            n => format!(" (and {n} more host(s) on it)"),
+        };
+        let message = format!(
+            "\"{}\" is on the same site as the host {first}{more} ({site}): browsers share SameSite cookies and some storage partitions within a site; a sandbox on its own registrable domain isolates views from the host completely",
+            entry.sandbox
+        );
+        w.warning_in(&placed.file, Some(placed.line), key, message);
     }
 }

@@ -7,10 +7,13 @@
 
 mod acme;
 mod cross_check;
+mod document;
 mod host_entry;
+mod limits;
 mod problem;
 mod references;
 mod tenants;
+mod tls;
 mod walk;
 
 use std::collections::HashMap;
@@ -279,13 +282,30 @@ impl Config {
         Ok(loaded)
     }
 
+    /// Every key the file takes, dotted as docs/configuration.md writes them (`tls.extra.cert`,
+    /// `hosts.origin`): the lists the unknown-key speller offers, one per section.
+    pub fn keys() -> Vec<String> {
+        let sections: [(&str, &[&str]); 6] = [
+            ("", document::KEYS),
+            ("tls", tls::KEYS),
+            ("tls.extra", tls::EXTRA_KEYS),
+            ("acme", acme::KEYS),
+            ("hosts", host_entry::KEYS),
+            ("limits", &limits::KEYS),
+        ];
+        sections
+            .iter()
+            .flat_map(|(section, keys)| keys.iter().map(move |key| walk::join(section, key)))
+            .collect()
+    }
+
     /// Validates config text, and the tenant files of its `hosts_dir`. `file` names it in
     /// messages; `base` resolves relative paths.
     pub fn parse(file: &str, text: &str, base: &Path) -> Result<Loaded, ConfigError> {
         let mut walker = Walker::new(file, text, base);
         let config = walker
             .document()
-            .and_then(|doc| walker.config(doc.get_ref()));
+            .and_then(|doc| document::config(&mut walker, doc.get_ref()));
         // Problems in file order (the main file, then the tenant files by name), each by line.
         let ranks: HashMap<String, usize> = walker
             .files

@@ -1,49 +1,30 @@
-//! The walk over a TOML document, key by key, with every problem named by file, line and key;
-//! the top-level keys, `[tls]` and `[limits]`.
+//! The walk over a TOML document, key by key, with every problem named by file, line and key:
+//! the readers every section uses (a string, a path, a duration, a list of names, a choice), and
+//! the near-miss speller for unknown keys. What each section's keys are and mean is in the
+//! section's own module.
 
 use std::fmt;
 use std::net::SocketAddr;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::str::FromStr;
 use std::time::Duration;
 
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use crate::limits::MAX_QUERY_BYTES;
-
+use super::MAX_CACHE_MAX_AGE;
 use super::problem::Problem;
-use super::{
-    CertFiles, Config, DEFAULT_HSTS_MAX_AGE, DEFAULT_WATCH_INTERVAL, HostEntry, Limits,
-    MAX_CACHE_MAX_AGE, MAX_HSTS_MAX_AGE, MAX_TIMER, TlsFiles, TlsVersion,
-};
-
-/// A host entry and where it was written, for messages about it and about the entries it
-/// meets.
-pub(super) struct Placed {
-    pub(super) entry: HostEntry,
-    pub(super) file: Rc<str>,
-    /// Its index among the file's `[[hosts]]`.
-    pub(super) index: usize,
-    /// The line of its `sandbox` (of the entry, if it has none).
-    pub(super) line: usize,
-}
-
-impl Placed {
-    /// How a message about `from` names this entry: `hosts[2]`, and its file if another.
-    pub(super) fn named_from(&self, from: &Placed) -> String {
-        if self.file == from.file {
-            format!("hosts[{}]", self.index)
-        } else {
-            format!("hosts[{}] in {}", self.index, self.file)
-        }
-    }
-}
 
 pub(super) type Table<'i> = DeTable<'i>;
 
 pub(super) type Value<'i> = Spanned<DeValue<'i>>;
+
+/// The keys of one table, and the prefix its messages name them by.
+pub(super) struct Keys<'t, 'i> {
+    pub(super) table: &'t Table<'i>,
+    pub(super) prefix: &'t str,
+}
 
 pub(super) struct Walker<'a> {
     pub(super) file: &'a str,
@@ -154,105 +135,6 @@ impl<'a> Walker<'a> {
         }
     }
 
-    pub(super) fn config(&mut self, doc: &Table<'_>) -> Option<Config> {
-        let known = [
-            "listen",
-            "admin_listen",
-            "watch_interval",
-            "cache_max_age",
-            "tls",
-            "acme",
-            "hosts",
-            "hosts_dir",
-            "limits",
-        ];
-        self.reject_unknown_keys(doc, "", &known);
-        let listen = match doc.get("listen") {
-            Some(value) => self.socket_addr(value, "listen"),
-            None => {
-                self.problem(
-                    1,
-                    "listen",
-                    "is missing (for example listen = \"0.0.0.0:8443\")".into(),
-                );
-                None
-            }
-        };
-        let admin_listen = doc
-            .get("admin_listen")
-            .and_then(|v| self.socket_addr(v, "admin_listen"));
-        let tls = match doc.get("tls") {
-            Some(value) => self.tls(value, doc.contains_key("acme")),
-            None => None,
-        };
-        let limits = match doc.get("limits") {
-            Some(value) => self.limits(value),
-            None => Limits::default(),
-        };
-        let watch_interval = match doc.get("watch_interval") {
-            Some(value) => self.duration(value, "watch_interval", true, MAX_TIMER),
-            None => Some(DEFAULT_WATCH_INTERVAL),
-        };
-        let cache_max_age = match doc.get("cache_max_age") {
-            Some(value) => self.cache_max_age(value, "cache_max_age"),
-            None => Some(Duration::ZERO),
-        };
-        let default_port = if doc.contains_key("tls") { 443 } else { 80 };
-        let cache_max_age = cache_max_age.unwrap_or_default();
-        let hosts_dir = doc.get("hosts_dir").map(|v| (v, self.path(v, "hosts_dir")));
-        let file: Rc<str> = Rc::from(self.file);
-        let mut placed = match doc.get("hosts") {
-            Some(value) => self.host_entries(value, &file, cache_max_age),
-            None => Vec::new(),
-        };
-        let problems_before = self.problems.len();
-        if let Some((at, Some(dir))) = &hosts_dir {
-            placed.extend(self.tenant_hosts(dir, at, cache_max_age));
-        }
-        // For tenant files, only when nothing else explains it (an unreadable folder, an entry
-        // with an error).
-        let tenants_explained = self.problems.len() > problems_before;
-        if placed.is_empty() && !doc.contains_key("hosts") && !tenants_explained {
-            match &hosts_dir {
-                None => self.problem(
-                    1,
-                    "hosts",
-                    "is missing: add at least one [[hosts]] entry".into(),
-                ),
-                Some((at, Some(dir))) => {
-                    let message = format!(
-                        "\"{}\" has no [[hosts]] entry in any *.toml file, and neither has this file: add at least one",
-                        dir.display()
-                    );
-                    self.error_at(at, "hosts_dir", message);
-                }
-                Some((_, None)) => {}
-            }
-        }
-        self.cross_check_hosts(&placed, default_port);
-        let hosts: Vec<HostEntry> = placed.into_iter().map(|p| p.entry).collect();
-        let acme = match doc.get("acme") {
-            Some(value) if !doc.contains_key("tls") => {
-                let message = "issues certificates for a TLS listener: add [tls] (its cert and key may then be left out)";
-                self.error_at(value, "acme", message.into());
-                None
-            }
-            Some(value) => Some(self.acme(value, &hosts)?),
-            None => None,
-        };
-        Some(Config {
-            listen: listen?,
-            admin_listen,
-            tls,
-            acme,
-            hosts,
-            hosts_dir: hosts_dir.and_then(|(_, dir)| dir),
-            limits,
-            demo_listen: None,
-            watch_interval: watch_interval?,
-        })
-    }
-
     pub(super) fn table<'v, 'i>(
         &mut self,
         value: &'v Value<'i>,
@@ -300,130 +182,6 @@ impl<'a> Walker<'a> {
             return None;
         }
         Some(self.base.join(raw))
-    }
-
-    pub(super) fn cert_files(
-        &mut self,
-        table: &Table<'_>,
-        at: &Value<'_>,
-        prefix: &str,
-    ) -> Option<CertFiles> {
-        let mut pair = [None, None];
-        for (slot, name) in pair.iter_mut().zip(["cert", "key"]) {
-            let key = join(prefix, name);
-            match table.get(name) {
-                Some(value) => *slot = self.path(value, &key),
-                None => self.error_at(at, &key, "is missing (a PEM file path)".into()),
-            }
-        }
-        let [cert, key] = pair;
-        Some(CertFiles {
-            cert: cert?,
-            key: key?,
-        })
-    }
-
-    /// `[tls]`; with `[acme]` its `cert` and `key` may be left out.
-    pub(super) fn tls(&mut self, value: &Value<'_>, with_acme: bool) -> Option<TlsFiles> {
-        let table = self.table(value, "tls")?;
-        self.reject_unknown_keys(
-            table,
-            "tls",
-            &["cert", "key", "extra", "hsts_max_age", "min_version"],
-        );
-        let files_given = table.contains_key("cert") || table.contains_key("key");
-        let mut certificates = Vec::new();
-        if files_given || !with_acme {
-            certificates.push(self.cert_files(table, value, "tls"));
-        }
-        if let Some(extra) = table.get("extra") {
-            match extra.get_ref() {
-                DeValue::Array(items) => {
-                    for (i, item) in items.iter().enumerate() {
-                        let prefix = format!("tls.extra[{i}]");
-                        if let Some(t) = self.table(item, &prefix) {
-                            self.reject_unknown_keys(t, &prefix, &["cert", "key"]);
-                            certificates.push(self.cert_files(t, item, &prefix));
-                        }
-                    }
-                }
-                other => {
-                    let found = other.type_str();
-                    let message =
-                        format!("must be an array of tables ([[tls.extra]]), not {found}");
-                    self.error_at(extra, "tls.extra", message);
-                }
-            }
-        }
-        let hsts_max_age = match table.get("hsts_max_age") {
-            Some(v) => self.duration(v, "tls.hsts_max_age", true, MAX_HSTS_MAX_AGE)?,
-            None => DEFAULT_HSTS_MAX_AGE,
-        };
-        let min_version = match table.get("min_version") {
-            None => TlsVersion::default(),
-            Some(v) => match self.string(v, "tls.min_version")? {
-                "1.2" => TlsVersion::Tls12,
-                "1.3" => TlsVersion::Tls13,
-                other => {
-                    let message = format!(
-                        "\"{other}\" is not a TLS version this service offers: \"1.2\" or \"1.3\""
-                    );
-                    self.error_at(v, "tls.min_version", message);
-                    return None;
-                }
-            },
-        };
-        Some(TlsFiles {
-            certificates: certificates.into_iter().collect::<Option<_>>()?,
-            hsts_max_age,
-            min_version,
-        })
-    }
-
-    pub(super) fn limits(&mut self, value: &Value<'_>) -> Limits {
-        let mut limits = Limits::default();
-        let Some(table) = self.table(value, "limits") else {
-            return limits;
-        };
-        let durations: [(&str, &mut Duration); 4] = [
-            ("handshake_timeout", &mut limits.handshake_timeout),
-            ("header_read_timeout", &mut limits.header_read_timeout),
-            ("idle_timeout", &mut limits.idle_timeout),
-            ("shutdown_grace", &mut limits.shutdown_grace),
-        ];
-        let mut known: Vec<&str> = durations.iter().map(|(name, _)| *name).collect();
-        for (name, slot) in durations {
-            if let Some(v) = table.get(name)
-                && let Some(d) = self.duration(v, &join("limits", name), false, MAX_TIMER)
-            {
-                *slot = d;
-            }
-        }
-        let mut streams = limits.h2_max_concurrent_streams as usize;
-        let counts: [(&str, &mut usize, usize); 7] = [
-            ("max_connections", &mut limits.max_connections, 1 << 24),
-            ("max_header_bytes", &mut limits.max_header_bytes, 1 << 20),
-            (
-                "max_query_bytes",
-                &mut limits.max_query_bytes,
-                MAX_QUERY_BYTES,
-            ),
-            ("h2_max_concurrent_streams", &mut streams, 10_000),
-            ("max_unsent_bytes", &mut limits.max_unsent_bytes, 1 << 30),
-            ("page_cache_bytes", &mut limits.page_cache_bytes, 1 << 34),
-            ("h2_cookie_bytes", &mut limits.h2_cookie_bytes, 1 << 24),
-        ];
-        known.extend(counts.iter().map(|(name, _, _)| *name));
-        for (name, slot, max) in counts {
-            if let Some(v) = table.get(name)
-                && let Some(n) = self.count(v, &join("limits", name), max)
-            {
-                *slot = n;
-            }
-        }
-        limits.h2_max_concurrent_streams = u32::try_from(streams).unwrap_or(u32::MAX);
-        self.reject_unknown_keys(table, "limits", &known);
-        limits
     }
 
     pub(super) fn count(&mut self, value: &Value<'_>, key: &str, max: usize) -> Option<usize> {
@@ -512,13 +270,88 @@ impl<'a> Walker<'a> {
             }
         }
     }
-}
 
-/// The `sandbox` value of a host table, for messages about it; the table if it has none.
-pub(super) fn sandbox_value<'v, 'i>(table: &'v Value<'i>) -> &'v Value<'i> {
-    match table.get_ref() {
-        DeValue::Table(t) => t.get("sandbox").unwrap_or(table),
-        _ => table,
+    /// An optional key of a host entry: `default` when it is absent, else what `parse` makes
+    /// of its value (`None`, with the problem reported, when it cannot).
+    pub(super) fn optional<T>(
+        &mut self,
+        at: &Keys<'_, '_>,
+        name: &str,
+        default: T,
+        parse: impl FnOnce(&mut Self, &Value<'_>, &str) -> Option<T>,
+    ) -> Option<T> {
+        match at.table.get(name) {
+            None => Some(default),
+            Some(value) => parse(self, value, &join(at.prefix, name)),
+        }
+    }
+
+    /// One of a few named choices, each with what it means for the message when none matches.
+    pub(super) fn choice<T: Copy>(
+        &mut self,
+        value: &Value<'_>,
+        key: &str,
+        choices: &[(&str, T, &str)],
+    ) -> Option<T> {
+        let raw = self.string(value, key)?;
+        if let Some((_, choice, _)) = choices.iter().find(|(name, _, _)| *name == raw) {
+            return Some(*choice);
+        }
+        let known: Vec<String> = choices
+            .iter()
+            .map(|(name, _, meaning)| format!("\"{name}\" ({meaning})"))
+            .collect();
+        let message = format!("\"{raw}\" is not a choice: {}", known.join(" or "));
+        self.error_at(value, key, message);
+        None
+    }
+
+    /// A list of names, each parsed, then made into one value by a rule over them all.
+    pub(super) fn names_into<T: FromStr<Err = String>, S>(
+        &mut self,
+        value: &Value<'_>,
+        key: &str,
+        what: &str,
+        build: impl FnOnce(Vec<T>) -> Result<S, String>,
+    ) -> Option<S> {
+        let names = self.names::<T>(value, key, what)?;
+        match build(names) {
+            Ok(built) => Some(built),
+            Err(message) => {
+                self.error_at(value, key, message);
+                None
+            }
+        }
+    }
+
+    /// A list of names, each parsed; every one that is not known is its own error.
+    pub(super) fn names<T: FromStr<Err = String>>(
+        &mut self,
+        value: &Value<'_>,
+        key: &str,
+        what: &str,
+    ) -> Option<Vec<T>> {
+        let DeValue::Array(items) = value.get_ref() else {
+            let found = value.get_ref().type_str();
+            self.error_at(value, key, format!("must be a list of {what}, not {found}"));
+            return None;
+        };
+        let mut parsed = Vec::with_capacity(items.len());
+        let mut ok = true;
+        for (i, item) in items.iter().enumerate() {
+            let name = match item.get_ref() {
+                DeValue::String(name) => name.parse::<T>(),
+                other => Err(format!("must be a string, not {}", other.type_str())),
+            };
+            match name {
+                Ok(name) => parsed.push(name),
+                Err(message) => {
+                    self.error_at(item, &format!("{key}[{i}]"), message);
+                    ok = false;
+                }
+            }
+        }
+        ok.then_some(parsed)
     }
 }
 
