@@ -8,6 +8,8 @@ use std::process::Command;
 
 #[path = "src/minify.rs"]
 mod minify;
+#[path = "src/vocabulary.rs"]
+mod vocabulary;
 
 fn main() {
     strip_proxy_page();
@@ -57,9 +59,12 @@ fn strip_proxy_page() {
     write(&out, "relay.js", &minify::javascript(&relay));
 }
 
-/// The relay's parts, each a file of one concern, in one function: one scope, strict mode.
+/// The relay as every page runs it: the shared vocabulary, then the parts, each a file of one
+/// concern, in name order, in one function (one scope, strict mode), then `start()`. This is
+/// the one join: `mcp-sandbox-proxy relay` prints it, and the node tests load what it prints.
 fn joined_relay(dir: &str) -> String {
     println!("cargo:rerun-if-changed={dir}");
+    println!("cargo:rerun-if-changed=src/vocabulary.rs");
     let mut parts: Vec<_> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{dir}: cannot read: {e}"))
         .map(|entry| entry.unwrap_or_else(|e| panic!("{dir}: {e}")).path())
@@ -67,12 +72,66 @@ fn joined_relay(dir: &str) -> String {
         .collect();
     parts.sort();
     let mut relay = String::from("(function () {\n'use strict';\n");
+    relay.push_str(&relay_vocabulary());
     for part in parts {
         relay.push_str(&read(&part.display().to_string()));
         relay.push('\n');
     }
-    relay.push_str("})();\n");
+    relay.push_str("start();\n})();\n");
     relay
+}
+
+/// `src/vocabulary.rs` as the relay's first part: the names the service and the relay share,
+/// so the relay's own sources never type them.
+fn relay_vocabulary() -> String {
+    let lists: Vec<String> = vocabulary::DOMAIN_LISTS.iter().map(|l| js(l)).collect();
+    let directives: Vec<String> = vocabulary::DOMAIN_LISTS
+        .iter()
+        .zip(vocabulary::LIST_DIRECTIVES)
+        .map(|(list, directives)| format!("{}: [{}]", js(list), js_list(directives)))
+        .collect();
+    let opt_ins: Vec<String> = vocabulary::OPT_INS
+        .iter()
+        .map(|(name, adds)| {
+            let adds: Vec<String> = adds
+                .iter()
+                .map(|(directive, source)| format!("[{}, {}]", js(directive), js(source)))
+                .collect();
+            format!("{{ name: {}, adds: [{}] }}", js(name), adds.join(", "))
+        })
+        .collect();
+    format!(
+        "// The names the service and the relay share (src/vocabulary.rs, written by build.rs).\n\
+         var DOMAIN_LISTS = [{}];\n\
+         var POLICY_DIRECTIVES = {{ {} }};\n\
+         var OPT_INS = [{}];\n\
+         var CSP_PARAMETER = {};\n\
+         var UPGRADE_PARAMETER = {};\n",
+        lists.join(", "),
+        directives.join(", "),
+        opt_ins.join(", "),
+        js(vocabulary::CSP_PARAMETER),
+        js(vocabulary::UPGRADE_PARAMETER),
+    )
+}
+
+/// A JavaScript string literal of `text`, which is ours: ASCII without quotes or backslashes
+/// but the single quotes of CSP keywords.
+fn js(text: &str) -> String {
+    assert!(
+        text.bytes()
+            .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\'),
+        "src/vocabulary.rs: {text:?} is not a plain name"
+    );
+    format!("\"{text}\"")
+}
+
+fn js_list(items: &[&str]) -> String {
+    items
+        .iter()
+        .map(|item| js(item))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn read(source: &str) -> String {

@@ -41,6 +41,9 @@ enum Command {
     Check(CheckArgs),
     /// Print the exact response headers a request for NAME would get.
     Headers(HeadersArgs),
+    /// Print the relay script exactly as every page of this binary carries it, for review
+    /// beside proxy-page/relay/ (the names it shares with the service come first).
+    Relay,
 }
 
 #[derive(Debug, Args)]
@@ -104,6 +107,10 @@ impl Cli {
             Command::Serve(args) => serve(args).await,
             Command::Check(args) => check(&args.config),
             Command::Headers(args) => headers(&args),
+            Command::Relay => {
+                print!("{}", crate::page::RELAY_JS);
+                ExitCode::SUCCESS
+            }
         }
     }
 }

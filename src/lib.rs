@@ -50,6 +50,7 @@ mod service;
 mod signing;
 mod telemetry;
 mod tls;
+mod vocabulary;
 
 pub use body::{Body, Unsent};
 pub use cli::Cli;

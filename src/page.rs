@@ -10,12 +10,11 @@ use serde_json::{Value, json};
 use crate::config::RelayMessages;
 use crate::csp::{DomainList, ViewPolicy};
 use crate::embedders::Pinned;
-use crate::page_query::UPGRADE_PARAMETER;
 use crate::sandbox::{SandboxToken, ViewSandbox};
 
 // The sources in proxy-page/, as build.rs strips them (comments and indentation).
 const TEMPLATE: &str = include_str!(concat!(env!("OUT_DIR"), "/sandbox.html"));
-const RELAY_JS: &str = include_str!(concat!(env!("OUT_DIR"), "/relay.js"));
+pub(crate) const RELAY_JS: &str = include_str!(concat!(env!("OUT_DIR"), "/relay.js"));
 const CONFIG_SLOT: &str = "/*SANDBOX_CONFIG*/";
 const RELAY_SLOT: &str = "/*RELAY_JS*/";
 
@@ -98,8 +97,7 @@ fn page_config(hosts: &Pinned<'_>, policy: &ViewPolicy, relay: &RelaySettings<'_
         "dropped": dropped,
         "droppedCount": policy.dropped.len(),
         "maxQueryBytes": relay.max_query_bytes,
-        "upgradeParameter": UPGRADE_PARAMETER,
-        "messages": relay.messages.name(),
+        "anyMessages": relay.messages == RelayMessages::Any,
         "viewSandbox": relay.view_sandbox.iter().map(SandboxToken::name).collect::<Vec<_>>(),
         "viewSandboxDefault": relay
             .view_sandbox_default
@@ -108,7 +106,7 @@ fn page_config(hosts: &Pinned<'_>, policy: &ViewPolicy, relay: &RelaySettings<'_
         "policyRefused": relay.policy_refused,
         // For a host that writes its views' policies: whose it is, and the spec's default (with
         // the host's opt-ins) for a view that came without one.
-        "viewPolicy": if relay.host_policy { "host" } else { "service" },
+        "hostPolicy": relay.host_policy,
         "defaultPolicy": relay.host_policy.then(|| policy.header()),
     })
 }

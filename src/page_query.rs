@@ -7,17 +7,18 @@
 //! the raw query again, so no two readers can disagree on which of two values counts.
 
 use crate::csp::{DeclarationError, OptIns, ViewPolicy};
+use crate::vocabulary;
 
 /// The parameter that carries the host's declared domains, as JSON.
-pub const CSP_PARAMETER: &str = "csp";
+pub const CSP_PARAMETER: &str = vocabulary::CSP_PARAMETER;
 /// The parameters a signed URL adds beside `csp` (see `signing`).
 pub const EXPIRES_PARAMETER: &str = "expires";
 pub const SIGNATURE_PARAMETER: &str = "signature";
 /// The parameter naming the host page's exact origin (needed for a host pattern).
 pub const EMBEDDER_PARAMETER: &str = "embedder";
 /// The parameter that marks a page the relay asked for again, with the `csp` its resource
-/// declared: the service counts it, and the page config names it for the relay.
-pub const UPGRADE_PARAMETER: &str = "upgrade";
+/// declared: the service counts it.
+pub const UPGRADE_PARAMETER: &str = vocabulary::UPGRADE_PARAMETER;
 
 /// The parameters this service reads, in the order the docs list them.
 const PARAMETERS: [&str; 5] = [

@@ -41,6 +41,31 @@ fn version_names_the_revision() {
 }
 
 #[test]
+fn relay_prints_the_script_every_page_carries() {
+    let out = run(&["relay"]);
+    assert!(out.status.success());
+    let relay = text(&out.stdout);
+    assert!(
+        relay.contains("var DOMAIN_LISTS = [\"connectDomains\", ")
+            && relay.ends_with("start();\n})();\n"),
+        "the shared vocabulary first, the start last"
+    );
+    let config = mcp_sandbox_proxy::Config::parse("c.toml", TWO_HOSTS, Path::new("."))
+        .unwrap()
+        .config;
+    let request = http::Request::get("/")
+        .header(http::header::HOST, "chat.sandbox.test")
+        .body(())
+        .unwrap();
+    let page = mcp_sandbox_proxy::Service::new(&config).handle(&request);
+    let page = common::page::body(page);
+    assert!(
+        page.contains(&relay),
+        "the page inlines exactly what `relay` prints"
+    );
+}
+
+#[test]
 fn check_accepts_a_good_file() {
     let dir = tempfile::tempdir().unwrap();
     let (cert, key, _) = write_cert(dir.path(), "s", TWO_HOSTS_NAMES);

@@ -5,7 +5,7 @@ mod common;
 use common::page::{body, csp_headers, futures_body, page_config};
 use common::{TWO_HOSTS, config, csp_query, two_hosts_with};
 use http::{Method, Request, Response, StatusCode, header};
-use mcp_sandbox_proxy::{Body, Config, Service, Transport};
+use mcp_sandbox_proxy::{Body, Config, Service, Transport, UPGRADE_PARAMETER};
 
 fn service() -> Service {
     Service::new(&config(TWO_HOSTS))
@@ -1055,11 +1055,12 @@ fn a_page_the_relay_asks_for_again_is_counted_and_carries_the_query_limit() {
         &format!("/?{query}&upgrade=1"),
     ));
     assert_eq!(upgraded.status(), StatusCode::OK);
-    let config_in_page = page_config(&body(upgraded));
+    let page = body(upgraded);
+    let config_in_page = page_config(&page);
     assert_eq!(config_in_page["maxQueryBytes"], 16384);
-    assert_eq!(
-        config_in_page["upgradeParameter"], "upgrade",
-        "the relay's marker is named by the service"
+    assert!(
+        page.contains(&format!("var UPGRADE_PARAMETER = \"{UPGRADE_PARAMETER}\";")),
+        "the relay's marker is the one the service reads"
     );
     assert_eq!(
         config_in_page["viewSandboxDefault"],
@@ -1219,7 +1220,7 @@ fn a_host_that_writes_its_views_policies_gets_only_framing_and_sandbox() {
             "no fetch directive: the view's own <meta> is its policy ({path})"
         );
         let config_in_page = page_config(&body(page));
-        assert_eq!(config_in_page["viewPolicy"], "host");
+        assert_eq!(config_in_page["hostPolicy"], true);
         assert_eq!(
             config_in_page["applied"],
             serde_json::Value::Null,
@@ -1234,6 +1235,6 @@ fn a_host_that_writes_its_views_policies_gets_only_framing_and_sandbox() {
     }
     let other = service.handle(&request(Method::GET, "studio.sandbox.test", "/"));
     let config_in_page = page_config(&body(other));
-    assert_eq!(config_in_page["viewPolicy"], "service");
+    assert_eq!(config_in_page["hostPolicy"], false);
     assert_eq!(config_in_page["defaultPolicy"], serde_json::Value::Null);
 }

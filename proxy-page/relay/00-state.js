@@ -7,15 +7,16 @@
 // message), keep the reserved sandbox-* messages to ourselves.
 //
 // The files of proxy-page/relay/ are joined in name order inside one function (build.rs), so
-// they share one scope: this file holds the constants, the page's config and every piece of
-// state the others change; each other file opens with what it owns and the rules it enforces;
-// 99-start.js runs the relay.
+// they share one scope. Before them the join writes the names the service shares with the
+// relay (src/vocabulary.rs): DOMAIN_LISTS, POLICY_DIRECTIVES, OPT_INS, CSP_PARAMETER and
+// UPGRADE_PARAMETER, typed nowhere here. This file holds the relay's own constants, the page's
+// config and every piece of state the others change; each other file opens with what it owns
+// and the rules it enforces; the join ends by calling start() (99-start.js).
 
 var RESERVED_PREFIX = 'ui/notifications/sandbox-';
 var PROXY_READY = 'ui/notifications/sandbox-proxy-ready';
 var RESOURCE_READY = 'ui/notifications/sandbox-resource-ready';
 var CSP_VIOLATION = 'ui/notifications/sandbox-csp-violation';
-var DOMAIN_LISTS = ['connectDomains', 'resourceDomains', 'frameDomains', 'baseUriDomains'];
 // What a host source without a scheme stands for (see covers).
 var PAGE_SCHEME = window.location.protocol.slice(0, -1);
 // Host messages held until the view is listening; a host that floods before then loses the rest.
@@ -41,16 +42,13 @@ var PERMISSION_FEATURES = {
   clipboardWrite: 'clipboard-write'
 };
 var config = readConfig();
-// The query parameter that marks this relay's own reload, which the service counts: named by
-// the service, so it is written once.
-var UPGRADE_PARAMETER = config.upgradeParameter;
 // The origins this page serves (frame-ancestors), and the one of them that is its parent's,
 // once known (see 05-host.js).
 var hostOrigins = config.hostOrigins;
 var hostOrigin = knownHostOrigin(hostOrigins);
 // The operator's per-host opt-in (relay_messages = "any"): views and host that speak a wire
 // of their own. Only what is relayed changes; whom messages come from and go to does not.
-var anyMessages = config.messages === 'any';
+var anyMessages = config.anyMessages === true;
 // SECURITY: the tokens this host's views may ever get (the operator's view_sandbox); a host
 // override can only pick from these, and the default is cut to them. Never
 // allow-top-navigation*: a view must not replace the chat it is shown in. The page's own
@@ -65,7 +63,7 @@ var signedPolicies = config.signedPolicies === true;
 // The operator's per-host opt-in (view_policy = "host"): the host writes each view's policy
 // into its HTML, as a CSP <meta>; this page's header carries none, so the relay never reloads
 // for one and cannot say what a view's policy lacks.
-var hostPolicy = config.viewPolicy === 'host';
+var hostPolicy = config.hostPolicy === true;
 var view = null;          // the inner <iframe>, once a resource is mounted in it
 var viewTarget = null;    // targetOrigin for posts to the view: our origin, or '*' when opaque
 var viewDocument = null;  // the document we wrote, for a same-origin view

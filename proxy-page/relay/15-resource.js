@@ -9,21 +9,35 @@
 // service's grammar, the self-upgrade); an allow string stands for permissions when those are
 // absent. Whatever cannot be honoured is named once, with the fix.
 
-// spec (CSP 3, "effective directive"): each directive a list's sources land in, and the
-// directives a browser falls back to, in order, when a policy lacks it. A source is in a list
-// only if each of these allows it: script-src-elem, not script-src, is what a <script src>
-// obeys, and the service's policy gives resource domains to workers too.
-var LIST_DIRECTIVES = {
-  connectDomains: [['connect-src', 'default-src']],
-  resourceDomains: [
-    ['script-src-elem', 'script-src', 'default-src'], ['script-src', 'default-src'],
-    ['style-src-elem', 'style-src', 'default-src'], ['style-src', 'default-src'],
-    ['img-src', 'default-src'], ['font-src', 'default-src'], ['media-src', 'default-src'],
-    ['worker-src', 'child-src', 'script-src', 'default-src']
-  ],
-  frameDomains: [['frame-src', 'child-src', 'default-src']],
-  baseUriDomains: [['base-uri']]
+// spec (CSP 3, "effective directive"): the directives a browser falls back to, in order, when
+// a policy lacks one; and the element forms a load obeys before its directive (a <script src>
+// obeys script-src-elem, not script-src).
+var FALLBACKS = {
+  'script-src': ['default-src'], 'style-src': ['default-src'], 'img-src': ['default-src'],
+  'font-src': ['default-src'], 'media-src': ['default-src'], 'connect-src': ['default-src'],
+  'frame-src': ['child-src', 'default-src'], 'worker-src': ['child-src', 'script-src', 'default-src'],
+  'base-uri': []
 };
+var ELEMENT_FORMS = { 'script-src': 'script-src-elem', 'style-src': 'style-src-elem' };
+
+// Each list → every chain of directives that governs its loads: the directives the service's
+// policy puts the list into (POLICY_DIRECTIVES, the shared vocabulary), each with its element
+// form and its fallbacks. A source is in a list only if each chain allows it; the service's
+// policy gives resource domains to workers too.
+var LIST_DIRECTIVES = listDirectives();
+
+function listDirectives() {
+  var chains = {};
+  DOMAIN_LISTS.forEach(function (list) {
+    chains[list] = [];
+    POLICY_DIRECTIVES[list].forEach(function (directive) {
+      var element = ELEMENT_FORMS[directive];
+      if (element) chains[list].push([element, directive].concat(FALLBACKS[directive]));
+      chains[list].push([directive].concat(FALLBACKS[directive]));
+    });
+  });
+  return chains;
+}
 
 // The resource's params as the rest of the relay reads them: html, sandbox, permissions and an
 // object csp (or none).

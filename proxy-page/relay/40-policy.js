@@ -66,37 +66,61 @@ function missingDomains(requested) {
 
 // Some refusals are not about domains: the operator can allow them per host (view_opt_ins in
 // docs/configuration.md). Name the one that would, once per view, rather than leave the
-// developer with the browser's bare "refused to evaluate".
-var OPT_IN_HINTS = [
-  // Many libraries only probe for eval and work without it (zod 4 tries new Function('') in
-  // every ext-apps example view): a refusal is not a need, and is said as a note.
-  { blocked: 'eval', opt: 'unsafe-eval', what: 'eval or new Function', probed: true },
-  { blocked: 'wasm-eval', opt: 'wasm-unsafe-eval', what: 'WebAssembly compilation' },
-  { blocked: 'blob', directive: 'worker-src', opt: 'worker-blob', what: 'a worker from a blob: URL',
-    also: ' A worker that imports a data: module (pdf.js\'s does) also needs "script-data".' },
-  { blocked: 'data', directive: 'script-src', opt: 'script-data', what: 'a script from a data: URL' },
-  { blocked: 'blob', directive: 'img-src', opt: 'blob-media', what: 'a blob: image' },
-  { blocked: 'blob', directive: 'media-src', opt: 'blob-media', what: 'blob: media' }
-];
+// developer with the browser's bare "refused to evaluate". Which opt-in adds which source where
+// is the shared vocabulary's (OPT_INS); what each refusal is, in words, is this table's.
+var REFUSED = {
+  "script-src 'unsafe-eval'": 'eval or new Function',
+  "script-src 'wasm-unsafe-eval'": 'WebAssembly compilation',
+  'script-src data:': 'a script from a data: URL',
+  'img-src blob:': 'a blob: image',
+  'media-src blob:': 'blob: media',
+  'worker-src blob:': 'a worker from a blob: URL'
+};
+// spec (CSP 3, violation reports): the blocked URI of an eval or a WebAssembly compilation.
+var BLOCKED_KEYWORDS = { eval: "'unsafe-eval'", 'wasm-eval': "'wasm-unsafe-eval'" };
 
 function hintAtOptIn(directive, blockedURI) {
   var blocked = String(blockedURI || '').replace(/:.*$/, '');
-  OPT_IN_HINTS.forEach(function (hint) {
-    // A directive by its family: script-src-elem is script-src's for a script element.
-    var family = String(directive || '').replace(/-(elem|attr)$/, '');
-    if (hint.blocked !== blocked || (hint.directive && hint.directive !== family) || hinted[hint.opt]) return;
-    hinted[hint.opt] = true;
-    var allow = 'operator can allow it for this host: view_opt_ins = ["' + hint.opt + '"] ' +
-      '(see "View opt-ins" in docs/configuration.md).';
-    if (hint.probed) {
-      console.info('[sandbox] the view\'s policy refused ' + hint.what + ' (' + directive + '). Libraries ' +
-        'often only probe for it and work without it (zod 4 does): if the view works, nothing is ' +
-        'needed. If it fails for want of it, the ' + allow);
-      return;
-    }
-    console.warn('[sandbox] the view\'s policy refused ' + hint.what + ' (' + directive + '). The ' + allow +
-      (hint.also || ''));
+  var source = BLOCKED_KEYWORDS[blocked] || blocked + ':';
+  // A directive by its family: script-src-elem is script-src's for a script element. An eval
+  // is script-src's whatever directive an engine names.
+  var family = String(directive || '').replace(/-(elem|attr)$/, '');
+  OPT_INS.forEach(function (optIn) {
+    optIn.adds.forEach(function (add) {
+      var keyword = BLOCKED_KEYWORDS[blocked] !== undefined;
+      if (add[1] !== source || (!keyword && add[0] !== family) || hinted[optIn.name]) return;
+      hinted[optIn.name] = true;
+      hintOnce(optIn.name, add, directive);
+    });
   });
+}
+
+function hintOnce(name, add, directive) {
+  var what = REFUSED[add.join(' ')] || add[1] + ' in ' + add[0];
+  var allow = 'operator can allow it for this host: view_opt_ins = ["' + name + '"] ' +
+    '(see "View opt-ins" in docs/configuration.md).';
+  if (add[1] === "'unsafe-eval'") {
+    // Many libraries only probe for eval and work without it (zod 4 tries new Function('') in
+    // every ext-apps example view): a refusal is not a need, and is said as a note.
+    console.info('[sandbox] the view\'s policy refused ' + what + ' (' + directive + '). Libraries ' +
+      'often only probe for it and work without it (zod 4 does): if the view works, nothing is ' +
+      'needed. If it fails for want of it, the ' + allow);
+    return;
+  }
+  var also = '';
+  if (add[0] === 'worker-src') {
+    also = ' A worker that imports a data: module (pdf.js\'s does) also needs "' +
+      optInAdding('script-src', 'data:') + '".';
+  }
+  console.warn('[sandbox] the view\'s policy refused ' + what + ' (' + directive + '). The ' + allow + also);
+}
+
+// The opt-in that adds `source` to `directive`.
+function optInAdding(directive, source) {
+  var found = OPT_INS.filter(function (optIn) {
+    return optIn.adds.some(function (add) { return add[0] === directive && add[1] === source; });
+  });
+  return found.length ? found[0].name : null;
 }
 
 // A host that writes the view's policy into its HTML and declares no domain to this page (MCP

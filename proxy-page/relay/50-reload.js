@@ -23,7 +23,7 @@ function policyUrl(csp) {
   var url = new URL(window.location.href);
   var params = url.searchParams;
   var upgraded = params.get(UPGRADE_PARAMETER) === '1';
-  if (params.has('csp') && !upgraded) return null;
+  if (params.has(CSP_PARAMETER) && !upgraded) return null;
   var lists = domainLists(csp);
   var declared = DOMAIN_LISTS.some(function (list) {
     return lists[list] && lists[list].length > 0;
@@ -31,13 +31,13 @@ function policyUrl(csp) {
   // Compared as values, not as URLs: rewriting the query re-encodes the rest of it (an
   // ?embedder= written by hand), and a page must not reload for a policy it already has.
   var wanted = declared ? JSON.stringify(lists) : null;
-  var current = upgraded ? params.get('csp') : null;
+  var current = upgraded ? params.get(CSP_PARAMETER) : null;
   if (wanted === current) return null;
   url.hash = '';
-  params.delete('csp');
+  params.delete(CSP_PARAMETER);
   params.delete(UPGRADE_PARAMETER);
   if (wanted !== null) {
-    params.set('csp', wanted);
+    params.set(CSP_PARAMETER, wanted);
     params.set(UPGRADE_PARAMETER, '1');
   }
   return url.href;

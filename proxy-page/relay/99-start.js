@@ -1,9 +1,7 @@
-// Runs the relay, once every file before this one has defined its part.
+// Runs the relay: the join calls start() once every part has defined its own (build.rs).
 //
 // spec: a host must never wait for nothing: a page that mounted no view (and is not on its way
 // to a reload for one) says sandbox-proxy-ready.
-
-start();
 
 function start() {
   // spec: the proxy exists to be framed by the host; alone it has nothing to relay.

@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 
 use super::source::{DropReason, HostSource};
+use crate::vocabulary::{DOMAIN_LISTS, LIST_DIRECTIVES};
 
 /// The four domain lists a server declares in `_meta.ui.csp`, in the spec's spelling.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -21,14 +22,24 @@ impl DomainList {
         DomainList::BaseUri,
     ];
 
+    /// Its place in the vocabulary's lists.
+    fn index(self) -> usize {
+        match self {
+            DomainList::Connect => 0,
+            DomainList::Resource => 1,
+            DomainList::Frame => 2,
+            DomainList::BaseUri => 3,
+        }
+    }
+
     /// The key in the `?csp=` JSON object and in `sandbox-resource-ready.params.csp`.
     pub(crate) fn key(self) -> &'static str {
-        match self {
-            DomainList::Connect => "connectDomains",
-            DomainList::Resource => "resourceDomains",
-            DomainList::Frame => "frameDomains",
-            DomainList::BaseUri => "baseUriDomains",
-        }
+        DOMAIN_LISTS[self.index()]
+    }
+
+    /// The directives of the view policy its sources go into.
+    pub(crate) fn directives(self) -> &'static [&'static str] {
+        LIST_DIRECTIVES[self.index()]
     }
 }
 
@@ -57,6 +68,14 @@ impl Domains {
             DomainList::Frame => &self.frame,
             DomainList::BaseUri => &self.base_uri,
         }
+    }
+
+    /// The sources that go into `directive`: those of the list that fills it, if one does.
+    pub(super) fn filling(&self, directive: &str) -> Option<&BTreeSet<HostSource>> {
+        let list = DomainList::ALL
+            .into_iter()
+            .find(|list| list.directives().contains(&directive))?;
+        Some(self.list(list))
     }
 
     pub(super) fn list_mut(&mut self, list: DomainList) -> &mut BTreeSet<HostSource> {

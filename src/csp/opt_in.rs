@@ -3,6 +3,8 @@
 
 use std::collections::BTreeSet;
 
+use crate::vocabulary::OPT_INS;
+
 /// What an operator may add, per host, to every view policy of that host: what real views need
 /// beyond domains. None is on unless the host's config entry names it (`view_opt_ins`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -48,15 +50,20 @@ impl OptIn {
         }
     }
 
+    /// Its place in the vocabulary's `OPT_INS`.
+    fn index(self) -> usize {
+        match self {
+            OptIn::UnsafeEval => 0,
+            OptIn::WasmUnsafeEval => 1,
+            OptIn::ScriptData => 2,
+            OptIn::BlobMedia => 3,
+            OptIn::WorkerBlob => 4,
+        }
+    }
+
     /// The name in the config file.
     pub fn name(self) -> &'static str {
-        match self {
-            OptIn::WorkerBlob => "worker-blob",
-            OptIn::BlobMedia => "blob-media",
-            OptIn::WasmUnsafeEval => "wasm-unsafe-eval",
-            OptIn::UnsafeEval => "unsafe-eval",
-            OptIn::ScriptData => "script-data",
-        }
+        OPT_INS[self.index()].0
     }
 }
 
@@ -96,6 +103,23 @@ impl OptIns {
 
     pub fn iter(&self) -> impl Iterator<Item = OptIn> + '_ {
         self.0.iter().copied()
+    }
+
+    /// The sources they add to `directive`, in the vocabulary's order.
+    pub(super) fn sources_in<'d>(
+        &self,
+        directive: &'d str,
+    ) -> impl Iterator<Item = &'static str> + 'd {
+        let opted: Vec<bool> = (0..OPT_INS.len())
+            .map(|index| self.iter().any(|opt_in| opt_in.index() == index))
+            .collect();
+        OPT_INS
+            .iter()
+            .zip(opted)
+            .filter(|(_, opted)| *opted)
+            .flat_map(|((_, adds), _)| adds.iter())
+            .filter(move |(into, _)| *into == directive)
+            .map(|(_, source)| *source)
     }
 
     /// Their names, comma-separated, as in the config file.

@@ -3,9 +3,8 @@
 
 use std::collections::BTreeSet;
 
-use super::domains::{DomainList, Domains};
+use super::domains::Domains;
 use super::opt_in::{OptIn, OptIns};
-use super::source::HostSource;
 
 /// The spec's policy for a resource that declares no domains at all.
 pub const DEFAULT_POLICY: &str = "default-src 'none'; script-src 'self' 'unsafe-inline'; \
@@ -13,108 +12,60 @@ pub const DEFAULT_POLICY: &str = "default-src 'none'; script-src 'self' 'unsafe-
      connect-src 'none'; object-src 'none'; frame-src 'none'; base-uri 'self'";
 
 /// The spec's template, filled in, with the host's opt-ins. Directive order is fixed; domains
-/// are sorted. `spec_default`: the policy for a resource that declares nothing (no `font-src`,
-/// `connect-src 'none'`), which with no opt-in is exactly [`DEFAULT_POLICY`].
+/// are sorted. Which list fills a directive, and what each opt-in adds where, are the
+/// vocabulary's (`LIST_DIRECTIVES`, `OPT_INS`), which the relay reads too. `spec_default`: the
+/// policy for a resource that declares nothing (no `font-src`, `connect-src 'none'`), which with
+/// no opt-in is exactly [`DEFAULT_POLICY`].
 pub(super) fn template(d: &Domains, opt_ins: &OptIns, spec_default: bool) -> String {
     let mut out = String::with_capacity(512);
-    let mut directive =
-        |name: &str, fixed: &[&str], sources: &BTreeSet<HostSource>, empty: &str| {
-            if !out.is_empty() {
-                out.push_str("; ");
-            }
-            out.push_str(name);
-            let empty = if sources.is_empty() { empty } else { "" };
-            for word in fixed.iter().chain([&empty]) {
-                if !word.is_empty() {
-                    out.push(' ');
-                    out.push_str(word);
-                }
-            }
-            for source in sources {
+    let mut directive = |name: &str, fixed: &[&'static str], empty: &'static str| {
+        let sources = if spec_default { None } else { d.filling(name) };
+        if !out.is_empty() {
+            out.push_str("; ");
+        }
+        out.push_str(name);
+        let opted = opt_ins.sources_in(name);
+        let empty = sources.is_none_or(BTreeSet::is_empty).then_some(empty);
+        for word in fixed.iter().copied().chain(opted).chain(empty) {
+            if !word.is_empty() {
                 out.push(' ');
-                out.push_str(source.as_str());
+                out.push_str(word);
             }
-        };
-    let none = BTreeSet::new();
-    let eval = if opt_ins.has(OptIn::UnsafeEval) {
-        "'unsafe-eval'"
-    } else {
-        ""
-    };
-    let wasm = if opt_ins.has(OptIn::WasmUnsafeEval) {
-        "'wasm-unsafe-eval'"
-    } else {
-        ""
-    };
-    let data = if opt_ins.has(OptIn::ScriptData) {
-        "data:"
-    } else {
-        ""
-    };
-    let blob = if opt_ins.has(OptIn::BlobMedia) {
-        "blob:"
-    } else {
-        ""
+        }
+        for source in sources.into_iter().flatten() {
+            out.push(' ');
+            out.push_str(source.as_str());
+        }
     };
     let workers = opt_ins.has(OptIn::WorkerBlob);
     if spec_default {
         // The spec's own order (see DEFAULT_POLICY), the opt-ins in their places.
-        directive("default-src", &["'none'"], &none, "");
-        directive(
-            "script-src",
-            &["'self'", "'unsafe-inline'", eval, wasm, data],
-            &none,
-            "",
-        );
-        directive("style-src", &["'self'", "'unsafe-inline'"], &none, "");
-        directive("img-src", &["'self'", "data:", blob], &none, "");
-        directive("media-src", &["'self'", "data:", blob], &none, "");
+        directive("default-src", &["'none'"], "");
+        directive("script-src", &["'self'", "'unsafe-inline'"], "");
+        directive("style-src", &["'self'", "'unsafe-inline'"], "");
+        directive("img-src", &["'self'", "data:"], "");
+        directive("media-src", &["'self'", "data:"], "");
         if workers {
-            directive("worker-src", &["'self'", "blob:"], &none, "");
+            directive("worker-src", &["'self'"], "");
         }
-        directive("connect-src", &["'none'"], &none, "");
-        directive("object-src", &["'none'"], &none, "");
-        directive("frame-src", &[], &none, "'none'");
-        directive("base-uri", &[], &none, "'self'");
+        directive("connect-src", &["'none'"], "");
+        directive("object-src", &["'none'"], "");
+        directive("frame-src", &[], "'none'");
+        directive("base-uri", &[], "'self'");
         return out;
     }
-    directive("default-src", &["'none'"], &none, "");
-    directive(
-        "script-src",
-        &["'self'", "'unsafe-inline'", eval, wasm, data],
-        d.list(DomainList::Resource),
-        "",
-    );
-    directive(
-        "style-src",
-        &["'self'", "'unsafe-inline'"],
-        d.list(DomainList::Resource),
-        "",
-    );
-    directive("connect-src", &["'self'"], d.list(DomainList::Connect), "");
-    directive(
-        "img-src",
-        &["'self'", "data:", blob],
-        d.list(DomainList::Resource),
-        "",
-    );
-    directive("font-src", &["'self'"], d.list(DomainList::Resource), "");
-    directive(
-        "media-src",
-        &["'self'", "data:", blob],
-        d.list(DomainList::Resource),
-        "",
-    );
+    directive("default-src", &["'none'"], "");
+    directive("script-src", &["'self'", "'unsafe-inline'"], "");
+    directive("style-src", &["'self'", "'unsafe-inline'"], "");
+    directive("connect-src", &["'self'"], "");
+    directive("img-src", &["'self'", "data:"], "");
+    directive("font-src", &["'self'"], "");
+    directive("media-src", &["'self'", "data:"], "");
     if workers {
-        directive(
-            "worker-src",
-            &["'self'", "blob:"],
-            d.list(DomainList::Resource),
-            "",
-        );
+        directive("worker-src", &["'self'"], "");
     }
-    directive("frame-src", &[], d.list(DomainList::Frame), "'none'");
-    directive("object-src", &["'none'"], &none, "");
-    directive("base-uri", &[], d.list(DomainList::BaseUri), "'self'");
+    directive("frame-src", &[], "'none'");
+    directive("object-src", &["'none'"], "");
+    directive("base-uri", &[], "'self'");
     out
 }

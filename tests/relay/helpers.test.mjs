@@ -129,10 +129,11 @@ describe('the self-upgrade', () => {
     assert.equal(policyUrl(page)(undefined), null);
   });
 
-  it('the marker is the one the page config names', () => {
-    const target = new URL(policyUrl(page, pageConfig({ upgradeParameter: 'again' }))(declared));
-    assert.equal(target.searchParams.get('again'), '1');
-    assert.equal(target.searchParams.get('upgrade'), null);
+  it('the parameters it writes are the ones the service reads: the shared vocabulary', () => {
+    const { CSP_PARAMETER, UPGRADE_PARAMETER } = loadRelay(['CSP_PARAMETER', 'UPGRADE_PARAMETER']);
+    assert.deepEqual([CSP_PARAMETER, UPGRADE_PARAMETER], ['csp', 'upgrade']);
+    const target = new URL(policyUrl(page)(declared));
+    assert.deepEqual([...target.searchParams.keys()].sort(), [CSP_PARAMETER, UPGRADE_PARAMETER].sort());
   });
 
   it('never for a page the host asked with ?csp=, nor for a host that signs', () => {

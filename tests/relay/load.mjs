@@ -1,12 +1,32 @@
-// Loads the relay's parts (proxy-page/relay/) as the page runs them: joined in name order in one
-// strict function, here without 99-start.js, given a page URL and a page config of the test's
-// choosing as `window` and `document`. What the parts warn is kept, not printed. The function
-// shares this realm's built-ins, so values a test makes are what the relay sees.
-import { readdirSync, readFileSync } from 'node:fs';
+// Loads the relay exactly as pages carry it: build.rs's one join of the shared vocabulary and
+// proxy-page/relay/, stripped, as `mcp-sandbox-proxy relay` prints it (the binary in
+// MCP_SANDBOX_PROXY_BIN, which scripts/test builds; `cargo run` without it). Here the join's
+// closing start() is left out, and the page URL and config are the test's choosing, as `window`
+// and `document`. What the relay warns is kept, not printed. The function shares this realm's
+// built-ins, so values a test makes are what the relay sees.
+import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const RELAY = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'proxy-page', 'relay');
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+// The join's frame around the relay's body (build.rs's joined_relay).
+const OPENING = "(function () {\n'use strict';\n";
+const CLOSING = 'start();\n})();\n';
+
+let body;
+/** The relay's body as the binary carries it, read once per test process. */
+function relayBody() {
+  if (body !== undefined) return body;
+  const bin = process.env.MCP_SANDBOX_PROXY_BIN;
+  const served = bin
+    ? execFileSync(bin, ['relay'], { encoding: 'utf8' })
+    : execFileSync('cargo', ['run', '--quiet', '--', 'relay'], { cwd: ROOT, encoding: 'utf8' });
+  if (!served.startsWith(OPENING) || !served.endsWith(CLOSING)) {
+    throw new Error('`mcp-sandbox-proxy relay` is not the join this loader knows (build.rs joined_relay)');
+  }
+  body = served.slice(OPENING.length, served.length - CLOSING.length);
+  return body;
+}
 
 /** The page config the service writes, with what a test overrides. */
 export function pageConfig(overrides = {}) {
@@ -16,11 +36,10 @@ export function pageConfig(overrides = {}) {
     dropped: [],
     droppedCount: 0,
     maxQueryBytes: 16384,
-    upgradeParameter: 'upgrade',
-    messages: 'json-rpc',
+    anyMessages: false,
     viewSandbox: ['allow-forms', 'allow-modals', 'allow-pointer-lock', 'allow-same-origin', 'allow-scripts'],
     viewSandboxDefault: null,
-    viewPolicy: 'service',
+    hostPolicy: false,
     defaultPolicy: null,
     signedPolicies: false,
     policyRefused: null,
@@ -34,8 +53,7 @@ export function pageConfig(overrides = {}) {
  * as `level: text`.
  */
 export function loadRelay(names, { href = 'https://chat.sandbox.test/sandbox.html', config = pageConfig(), scope = {} } = {}) {
-  const parts = readdirSync(RELAY).filter((f) => f.endsWith('.js') && f !== '99-start.js').sort();
-  const source = parts.map((f) => readFileSync(join(RELAY, f), 'utf8')).join('\n');
+  const source = relayBody();
   const logged = [];
   const log = (level) => (...args) => logged.push(`${level}: ${args.join(' ')}`);
   const url = new URL(href);

@@ -12,7 +12,7 @@ import { generator } from './policy-strings.mjs';
 
 const { startsWithPolicy } = loadRelay(['startsWithPolicy']);
 const DEFAULT_POLICY = "default-src 'none'; script-src 'self' 'unsafe-inline'";
-const { withPolicyOf } = loadRelay(['withPolicyOf'], { config: pageConfig({ viewPolicy: 'host', defaultPolicy: DEFAULT_POLICY }) });
+const { withPolicyOf } = loadRelay(['withPolicyOf'], { config: pageConfig({ hostPolicy: true, defaultPolicy: DEFAULT_POLICY }) });
 
 const POLICY = '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'">';
 

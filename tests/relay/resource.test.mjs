@@ -110,6 +110,26 @@ describe('opt-in hints', () => {
     assert.match(logged[0], /^warning: .*a script from a data: URL \(script-src-elem\)\. The operator can allow it for this host: view_opt_ins = \["script-data"\]/);
   });
 
+  it('every opt-in the service knows is named by the refusal it would allow, and none other', () => {
+    const { OPT_INS } = loadRelay(['OPT_INS']);
+    assert.deepEqual(OPT_INS.map((o) => o.name).sort(),
+      ['blob-media', 'script-data', 'unsafe-eval', 'wasm-unsafe-eval', 'worker-blob']);
+    // What an engine reports as the blocked URI for each source an opt-in adds.
+    const blocked = { "'unsafe-eval'": 'eval', "'wasm-unsafe-eval'": 'wasm-eval', 'blob:': 'blob:https://x/1', 'data:': 'data:text/javascript,1' };
+    OPT_INS.forEach((optIn) => {
+      optIn.adds.forEach(([directive, source]) => {
+        const { hintAtOptIn, logged } = loadRelay(['hintAtOptIn']);
+        hintAtOptIn(directive, blocked[source]);
+        assert.equal(logged.length, 1, `${directive} ${source}`);
+        assert.ok(logged[0].includes(`view_opt_ins = ["${optIn.name}"]`), logged[0]);
+      });
+    });
+    const { hintAtOptIn, logged } = loadRelay(['hintAtOptIn']);
+    hintAtOptIn('connect-src', 'blob:https://x/1');
+    hintAtOptIn('img-src', 'https://x/1.png');
+    assert.deepEqual(logged, [], 'no opt-in adds these');
+  });
+
   it('each hint reads as one sentence after another', () => {
     const { hintAtOptIn, logged } = loadRelay(['hintAtOptIn']);
     hintAtOptIn('script-src', 'eval');
@@ -121,7 +141,7 @@ describe('opt-in hints', () => {
 });
 
 describe('a host that writes its views\' policies (view_policy = "host")', () => {
-  const config = pageConfig({ viewPolicy: 'host', defaultPolicy: "default-src 'none'; connect-src 'none'" });
+  const config = pageConfig({ hostPolicy: true, defaultPolicy: "default-src 'none'; connect-src 'none'" });
 
   it('a view with a CSP <meta> is left as the host wrote it', () => {
     const { withPolicyOf, logged } = loadRelay(['withPolicyOf'], { config });

@@ -1,0 +1,50 @@
+//! The names the service and the relay both read, written once. The service's types take them
+//! from here; build.rs writes them into the relay as its first part (see `relay_vocabulary` in
+//! build.rs), so no name here is typed in the relay's sources.
+//!
+//! build.rs compiles this file too: constants only, and nothing but `core`.
+
+/// The four domain lists a server declares in `_meta.ui.csp`, in the spec's spelling: the keys
+/// of the `?csp=` JSON and of `sandbox-resource-ready`'s `csp`.
+pub const DOMAIN_LISTS: [&str; 4] = [
+    "connectDomains",
+    "resourceDomains",
+    "frameDomains",
+    "baseUriDomains",
+];
+
+/// The directives of the view policy each list's sources go into, in [`DOMAIN_LISTS`] order.
+/// `worker-src` is in the policy only with the `worker-blob` opt-in.
+pub const LIST_DIRECTIVES: [&[&str]; 4] = [
+    &["connect-src"],
+    &[
+        "script-src",
+        "style-src",
+        "img-src",
+        "font-src",
+        "media-src",
+        "worker-src",
+    ],
+    &["frame-src"],
+    &["base-uri"],
+];
+
+/// Each view opt-in, by its name in the config (`view_opt_ins`), with the source it adds to
+/// each directive. Within a directive the sources come in this order.
+pub const OPT_INS: [(&str, &[(&str, &str)]); 5] = [
+    ("unsafe-eval", &[("script-src", "'unsafe-eval'")]),
+    ("wasm-unsafe-eval", &[("script-src", "'wasm-unsafe-eval'")]),
+    ("script-data", &[("script-src", "data:")]),
+    (
+        "blob-media",
+        &[("img-src", "blob:"), ("media-src", "blob:")],
+    ),
+    ("worker-blob", &[("worker-src", "blob:")]),
+];
+
+/// The page query's parameter that carries the declared domains, as JSON.
+pub const CSP_PARAMETER: &str = "csp";
+
+/// The page query's parameter that marks a page the relay asked for again, with the `csp` its
+/// resource declared.
+pub const UPGRADE_PARAMETER: &str = "upgrade";
