@@ -471,5 +471,9 @@ fn signature_verdict(service: &Service, target: &Target) -> ExitCode {
             eprintln!("error: the page gets the spec's default policy, not its ?csp=: {reason}");
             ExitCode::FAILURE
         }
+        PolicyVerdict::Unreadable(reason) => {
+            eprintln!("error: the page's query cannot be read: {reason}");
+            ExitCode::FAILURE
+        }
     }
 }

@@ -50,20 +50,20 @@ impl Embedders {
     /// The origins a page may be framed by. Without a name: every exact origin (a pattern
     /// needs the page's own origin named, so that a page rendered for one preview can only ever
     /// be framed by it). With one (`?embedder=`): that origin alone, if it is one of these.
-    pub(crate) fn pin(&self, named: Option<&str>) -> Result<Pinned<'_>, String> {
+    pub(crate) fn pin(&self, named: Option<&str>) -> Result<Pinned<'_>, EmbedderError> {
         let Some(raw) = named else {
             let exact: Vec<&Origin> = self.exact().collect();
             if exact.is_empty() {
-                return Err(format!(
-                    "this sandbox serves the host origins {self}: name the page's own origin in ?{EMBEDDER_PARAMETER}="
-                ));
+                return Err(EmbedderError::Unnamed {
+                    served: self.to_string(),
+                });
             }
             return Ok(Pinned(exact.into_iter().map(Cow::Borrowed).collect()));
         };
-        let parameter = EMBEDDER_PARAMETER;
-        let origin: Origin = raw
-            .parse()
-            .map_err(|e| format!("?{parameter}={raw:?} is not an origin: {e}"))?;
+        let origin: Origin = raw.parse().map_err(|e| EmbedderError::NotAnOrigin {
+            raw: raw.to_owned(),
+            reason: format!("{e}"),
+        })?;
         if let Some(listed) = self.exact().find(|listed| **listed == origin) {
             return Ok(Pinned(vec![Cow::Borrowed(listed)]));
         }
@@ -74,11 +74,26 @@ impl Embedders {
         if matched {
             Ok(Pinned(vec![Cow::Owned(origin)]))
         } else {
-            Err(format!(
-                "?{parameter}={raw:?} is not one of this sandbox's host origins {self}"
-            ))
+            Err(EmbedderError::Foreign {
+                raw: raw.to_owned(),
+                served: self.to_string(),
+            })
         }
     }
+}
+
+/// Why a page cannot be pinned to the origin its query names (or names none): its `400`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EmbedderError {
+    /// The entry has only patterns, and the query names no origin.
+    #[error("this sandbox serves the host origins {served}: name the page's own origin in ?{p}=", p = EMBEDDER_PARAMETER)]
+    Unnamed { served: String },
+    /// `embedder` is not an origin.
+    #[error("?{p}={raw:?} is not an origin: {reason}", p = EMBEDDER_PARAMETER)]
+    NotAnOrigin { raw: String, reason: String },
+    /// `embedder` is an origin the entry does not serve.
+    #[error("?{p}={raw:?} is not one of this sandbox's host origins {served}", p = EMBEDDER_PARAMETER)]
+    Foreign { raw: String, served: String },
 }
 
 impl fmt::Display for Embedders {
@@ -168,10 +183,13 @@ mod tests {
             "http://[::1]:6274",
             "*",
         ] {
-            let refused = listed.pin(Some(named)).unwrap_err();
+            let refused = listed.pin(Some(named)).unwrap_err().to_string();
             assert!(refused.contains("?embedder="), "{named}: {refused}");
         }
-        let refused = listed.pin(Some("http://localhost:1")).unwrap_err();
+        let refused = listed
+            .pin(Some("http://localhost:1"))
+            .unwrap_err()
+            .to_string();
         assert!(
             refused.ends_with("host origins http://localhost:6274 http://127.0.0.1:6274"),
             "{refused}"
@@ -182,7 +200,11 @@ mod tests {
     fn patterns_alone_need_a_name() {
         let listed = embedders(&["https://*.preview.example.com"]);
         let refused = listed.pin(None).unwrap_err();
-        assert!(refused.contains("name the page's own origin"), "{refused}");
+        assert!(
+            matches!(refused, EmbedderError::Unnamed { .. }),
+            "{refused}"
+        );
+        assert!(refused.to_string().contains("name the page's own origin"));
     }
 
     #[test]

@@ -62,7 +62,7 @@ pub use csp::{
     DEFAULT_POLICY, DeclarationError, Declared, DomainList, DropReason, HostSource, OptIn, OptIns,
     ViewPolicy,
 };
-pub use embedders::Embedders;
+pub use embedders::{EmbedderError, Embedders};
 pub use metrics::Metrics;
 pub use page_paths::{PagePath, PagePaths};
 pub use page_query::{
@@ -72,7 +72,7 @@ pub use page_query::{
 pub use sandbox::{SandboxToken, ViewSandbox};
 pub use server::{ServeError, Server};
 pub use service::{PolicyVerdict, Service, Transport};
-pub use signing::{PolicyKey, PolicyKeys};
+pub use signing::{Malformation, PolicyKey, PolicyKeys, SignatureRefusal};
 pub use telemetry::{LogFormat, init as init_logging};
 
 /// The HTTP/1 head reader's scanner and its limits, for the property tests and the `heads`

@@ -109,7 +109,7 @@ impl Metrics {
     }
 
     /// The counters of `origin`, created on first use and kept across reloads.
-    pub(crate) fn host(&self, origin: &str) -> Arc<HostCounters> {
+    pub(crate) fn entry(&self, origin: &str) -> Arc<HostCounters> {
         let mut hosts = self.hosts.lock().unwrap_or_else(PoisonError::into_inner);
         hosts.entry(origin.to_owned()).or_default().clone()
     }

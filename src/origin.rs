@@ -70,7 +70,8 @@ impl Origin {
         self.scheme
     }
 
-    pub(crate) fn host(&self) -> &str {
+    /// The DNS name or IP address, lower case, without the port.
+    pub(crate) fn hostname(&self) -> &str {
         &self.host
     }
 
@@ -246,7 +247,8 @@ pub(crate) enum SandboxNameError {
 }
 
 impl SandboxName {
-    pub(crate) fn host(&self) -> &str {
+    /// The DNS name or IP address, lower case, without the port.
+    pub(crate) fn hostname(&self) -> &str {
         &self.host
     }
 

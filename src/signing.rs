@@ -166,7 +166,7 @@ impl PolicyKeys {
         query: &PageQuery,
         now: u64,
         max_lifetime: u64,
-    ) -> Result<Option<Signed>, Refused> {
+    ) -> Result<Option<Signed>, SignatureRefusal> {
         let Some(parts) = SignedParts::of(query)? else {
             return Ok(None);
         };
@@ -180,10 +180,10 @@ impl PolicyKeys {
             .map(|key| hmac::verify(&key.key, &message, &parts.signature).is_ok())
             .collect();
         let Some(key) = verified.iter().position(|ok| *ok) else {
-            return Err(Refused::Wrong);
+            return Err(SignatureRefusal::Wrong);
         };
         if now >= parts.expires {
-            return Err(Refused::Expired {
+            return Err(SignatureRefusal::Expired {
                 expires: parts.expires,
                 now,
             });
@@ -191,7 +191,7 @@ impl PolicyKeys {
         // SECURITY: without a bound, one URL signed to expire in 2286 was a policy for ever.
         // A minute of slack for a signer whose clock runs a little ahead.
         if parts.expires - now > max_lifetime.saturating_add(CLOCK_SLACK_SECONDS) {
-            return Err(Refused::TooLong {
+            return Err(SignatureRefusal::TooLong {
                 lifetime: parts.expires - now,
                 max_lifetime,
             });
@@ -213,42 +213,81 @@ pub(crate) struct Signed {
 /// Why a page's `?csp=` was not honoured: the page gets the spec's default policy, and the
 /// relay says this to the host's developer.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Refused {
+pub enum SignatureRefusal {
+    /// A `csp` without a `signature`.
     Unsigned,
-    Malformed(String),
+    /// The signed parameters cannot be read.
+    Malformed(Malformation),
+    /// Signed, and expired at `expires` (Unix seconds).
     Expired {
+        /// The first second the URL was refused at.
         expires: u64,
+        /// When it was asked for.
         now: u64,
     },
     /// Valid for longer than the host entry's `policy_max_lifetime`.
     TooLong {
+        /// Seconds the URL would still be valid for.
         lifetime: u64,
+        /// The most the host entry allows.
         max_lifetime: u64,
     },
+    /// No key of the host's gives this signature.
     Wrong,
 }
 
-impl fmt::Display for Refused {
+impl std::error::Error for SignatureRefusal {}
+
+/// What is wrong with a signed URL's parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Malformation {
+    /// A `csp` and a `signature` without an `expires`.
+    ExpiresMissing,
+    /// `expires` is not 1 to 10 decimal digits.
+    ExpiresNotUnixTime,
+    /// `signature` is not 64 lower-case hex digits.
+    SignatureNotHex,
+}
+
+impl fmt::Display for Malformation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Refused::Unsigned => write!(
+            Malformation::ExpiresMissing => write!(f, "?{EXPIRES_PARAMETER}= is missing"),
+            Malformation::ExpiresNotUnixTime => write!(
+                f,
+                "?{EXPIRES_PARAMETER}= is not a Unix time in seconds (at most {MAX_EXPIRES_DIGITS} digits)"
+            ),
+            Malformation::SignatureNotHex => write!(
+                f,
+                "?{SIGNATURE_PARAMETER}= is not {SIGNATURE_HEX_DIGITS} lower-case hex digits"
+            ),
+        }
+    }
+}
+
+impl fmt::Display for SignatureRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SignatureRefusal::Unsigned => write!(
                 f,
                 "?csp= has no ?{SIGNATURE_PARAMETER}=: this sandbox serves a policy only in a URL the host's backend signed"
             ),
-            Refused::Malformed(problem) => write!(f, "the signed URL is malformed: {problem}"),
-            Refused::Expired { expires, now } => write!(
+            SignatureRefusal::Malformed(problem) => {
+                write!(f, "the signed URL is malformed: {problem}")
+            }
+            SignatureRefusal::Expired { expires, now } => write!(
                 f,
                 "the signature expired {} s ago (?{EXPIRES_PARAMETER}={expires}): sign a fresh URL for each page",
                 now - expires
             ),
-            Refused::TooLong {
+            SignatureRefusal::TooLong {
                 lifetime,
                 max_lifetime,
             } => write!(
                 f,
                 "the signed URL is valid for {lifetime} s more, longer than this host entry allows ({max_lifetime} s, policy_max_lifetime): sign with a shorter expiry"
             ),
-            Refused::Wrong => write!(
+            SignatureRefusal::Wrong => write!(
                 f,
                 "the signature does not match ?csp=, ?{EXPIRES_PARAMETER}= and this sandbox's name with any of its keys"
             ),
@@ -265,28 +304,21 @@ struct SignedParts<'q> {
 }
 
 impl<'q> SignedParts<'q> {
-    fn of(query: &'q PageQuery) -> Result<Option<Self>, Refused> {
+    fn of(query: &'q PageQuery) -> Result<Option<Self>, SignatureRefusal> {
         let Some(csp) = query.csp() else {
             return Ok(None);
         };
         let Some(signature) = query.signature() else {
-            return Err(Refused::Unsigned);
+            return Err(SignatureRefusal::Unsigned);
         };
+        let malformed = SignatureRefusal::Malformed;
         let Some(expires_raw) = query.expires() else {
-            return Err(Refused::Malformed(format!(
-                "?{EXPIRES_PARAMETER}= is missing"
-            )));
+            return Err(malformed(Malformation::ExpiresMissing));
         };
-        let expires = parse_expires(expires_raw).ok_or_else(|| {
-            Refused::Malformed(format!(
-                "?{EXPIRES_PARAMETER}= is not a Unix time in seconds (at most {MAX_EXPIRES_DIGITS} digits)"
-            ))
-        })?;
-        let signature = parse_signature(signature).ok_or_else(|| {
-            Refused::Malformed(format!(
-                "?{SIGNATURE_PARAMETER}= is not {SIGNATURE_HEX_DIGITS} lower-case hex digits"
-            ))
-        })?;
+        let expires =
+            parse_expires(expires_raw).ok_or(malformed(Malformation::ExpiresNotUnixTime))?;
+        let signature =
+            parse_signature(signature).ok_or(malformed(Malformation::SignatureNotHex))?;
         Ok(Some(SignedParts {
             csp,
             expires_raw,

@@ -331,7 +331,7 @@ fn challenge(w: &mut Walker<'_>, table: &Table<'_>, at: &Value<'_>) -> Option<Ch
 fn default_names(hosts: &[HostEntry]) -> Vec<AcmeName> {
     let mut names: Vec<AcmeName> = Vec::new();
     for host in hosts {
-        if let Ok(name) = host.sandbox.host().parse::<AcmeName>()
+        if let Ok(name) = host.sandbox.hostname().parse::<AcmeName>()
             && !names.contains(&name)
         {
             names.push(name);

@@ -25,9 +25,9 @@ pub(super) fn same_origin_as(entry: &HostEntry, origin: &Origin) -> Option<Strin
         }
         None => origin.port().is_none(),
     };
-    let host = entry.sandbox.host();
-    let same_host = host == origin.host()
-        || entry.per_server_subdomains && is_one_label_below(origin.host(), host);
+    let host = entry.sandbox.hostname();
+    let same_host = host == origin.hostname()
+        || entry.per_server_subdomains && is_one_label_below(origin.hostname(), host);
     // SECURITY: a view served from the host's own origin could reach the host's DOM,
     // cookies and storage: the whole point of the proxy is a different origin.
     (same_host && same_port).then(|| {
@@ -41,7 +41,7 @@ pub(super) fn same_origin_as(entry: &HostEntry, origin: &Origin) -> Option<Strin
 /// As `same_origin_as`, for every origin a pattern stands for: no name the sandbox answers may
 /// be one of them.
 pub(super) fn one_of_pattern(entry: &HostEntry, pattern: &OriginPattern) -> Option<String> {
-    let host = entry.sandbox.host();
+    let host = entry.sandbox.hostname();
     let same_port = entry.sandbox.port().unwrap_or(443) == pattern.port().unwrap_or(443);
     // SECURITY: a sandbox name that is itself one of the pattern's origins (or whose
     // per-server labels are) would run views on a host page's own origin.
@@ -91,11 +91,14 @@ impl<'h> EmbedderIndex<'h> {
     fn add(&mut self, embedder: &'h Embedder) {
         let (name, shown) = match embedder {
             Embedder::Exact(origin) => {
-                self.by_host.entry(origin.host()).or_default().push(origin);
-                if let Some(parent) = parent_name(origin.host()) {
+                self.by_host
+                    .entry(origin.hostname())
+                    .or_default()
+                    .push(origin);
+                if let Some(parent) = parent_name(origin.hostname()) {
                     self.by_parent_host.entry(parent).or_default().push(origin);
                 }
-                (origin.host(), origin.to_string())
+                (origin.hostname(), origin.to_string())
             }
             Embedder::Pattern(pattern) => {
                 let suffix = pattern.suffix();
@@ -186,7 +189,7 @@ pub(super) fn check_sandbox_against_embedders(
     key: &str,
 ) {
     let entry = &placed.entry;
-    let host = entry.sandbox.host();
+    let host = entry.sandbox.hostname();
     let mut candidates: Vec<&Origin> = embedders.by_host.get(host).cloned().unwrap_or_default();
     if entry.per_server_subdomains
         && let Some(below) = embedders.by_parent_host.get(host)

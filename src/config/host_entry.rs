@@ -115,7 +115,7 @@ pub(super) fn host_entries(
     };
     let mut placed = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
-        if let Some(entry) = host(w, item, index, cache_max_age) {
+        if let Some(entry) = entry(w, item, index, cache_max_age) {
             let line = w.line(&sandbox_value(item).span());
             let file = file.clone();
             placed.push(Placed {
@@ -129,7 +129,7 @@ pub(super) fn host_entries(
     placed
 }
 
-pub(super) fn host(
+pub(super) fn entry(
     w: &mut Walker<'_>,
     value: &Value<'_>,
     index: usize,

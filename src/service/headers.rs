@@ -9,7 +9,7 @@ use crate::body::Body;
 use crate::compress::Encoding;
 use crate::embedders::Pinned;
 
-use super::Host;
+use super::Entry;
 use super::page_cache::{Encoded, RenderedPage};
 use super::policy::Signature;
 
@@ -83,7 +83,7 @@ pub(super) fn is_fresh<B>(req: &Request<B>, etag: &HeaderValue) -> bool {
 pub(super) fn page_response(
     page: &RenderedPage,
     encoded: &Encoded,
-    host: &Host,
+    entry: &Entry,
     head: bool,
     encoding: Encoding,
 ) -> Response<Body> {
@@ -98,7 +98,7 @@ pub(super) fn page_response(
     // names and grow the map twice.
     *response.headers_mut() = encoded
         .headers
-        .get_or_init(|| page_headers(page, encoded, host, encoding))
+        .get_or_init(|| page_headers(page, encoded, entry, encoding))
         .clone();
     response
 }
@@ -106,7 +106,7 @@ pub(super) fn page_response(
 pub(super) fn page_headers(
     page: &RenderedPage,
     encoded: &Encoded,
-    host: &Host,
+    entry: &Entry,
     encoding: Encoding,
 ) -> HeaderMap {
     let mut headers = HeaderMap::with_capacity(12);
@@ -118,12 +118,12 @@ pub(super) fn page_headers(
     headers.insert(header::VARY, VARY_ACCEPT_ENCODING);
     headers.insert(header::CONTENT_SECURITY_POLICY, page.csp.clone());
     let cache_control = match page.signature {
-        Signature::NotChecked => host.cache_control.clone(),
-        Signature::Valid(_) | Signature::Refused(_) if host.cacheable => NO_CACHE,
+        Signature::NotChecked => entry.cache_control.clone(),
+        Signature::Valid(_) | Signature::Refused(_) if entry.cacheable => NO_CACHE,
         Signature::Valid(_) | Signature::Refused(_) => NO_STORE,
     };
     headers.insert(header::CACHE_CONTROL, cache_control);
-    if host.cacheable {
+    if entry.cacheable {
         headers.insert(header::ETAG, encoded.etag.clone());
     }
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, NOSNIFF);

@@ -6,7 +6,7 @@ use http::header::{self};
 use crate::csp::Dropped;
 use crate::telemetry::LogBudget;
 
-use super::Host;
+use super::Entry;
 
 /// At most this many dropped entries are logged one by one per request; the rest as a count.
 pub(super) const MAX_DROPPED_LOGGED: usize = 16;
@@ -46,7 +46,7 @@ pub(super) fn foreign_framer<B>(req: &Request<B>, embedder: &str) -> Option<Stri
         .then_some(framer)
 }
 
-pub(super) fn log_embedder_mismatch(host: &Host, embedder: &str, framer: &str) {
+pub(super) fn log_embedder_mismatch(entry: &Entry, embedder: &str, framer: &str) {
     if !EMBEDDER_LOG_BUDGET.allow() {
         return;
     }
@@ -54,7 +54,7 @@ pub(super) fn log_embedder_mismatch(host: &Host, embedder: &str, framer: &str) {
     // SECURITY: the Referer is the client's to write; it is logged as a value, escaped by the
     // log format, and never reaches an answer.
     tracing::warn!(
-        host = %host.origin,
+        host = %entry.origin,
         configured = embedder,
         framed_by = framer,
         suppressed,
@@ -62,11 +62,11 @@ pub(super) fn log_embedder_mismatch(host: &Host, embedder: &str, framer: &str) {
     );
 }
 
-pub(super) fn log_dropped(host: &Host, dropped: &[Dropped]) {
+pub(super) fn log_dropped(entry: &Entry, dropped: &[Dropped]) {
     if dropped.is_empty() {
         return;
     }
-    host.counters.count_dropped(dropped.len());
+    entry.counters.count_dropped(dropped.len());
     if !DROPPED_LOG_BUDGET.allow() {
         return;
     }
@@ -79,7 +79,7 @@ pub(super) fn log_dropped(host: &Host, dropped: &[Dropped]) {
     }
     for dropped in dropped.iter().take(MAX_DROPPED_LOGGED) {
         tracing::warn!(
-            host = %host.origin,
+            host = %entry.origin,
             list = dropped.list.key(),
             entry = ?dropped.entry,
             reason = %dropped.reason,
@@ -88,7 +88,7 @@ pub(super) fn log_dropped(host: &Host, dropped: &[Dropped]) {
     }
     if dropped.len() > MAX_DROPPED_LOGGED {
         tracing::warn!(
-            host = %host.origin,
+            host = %entry.origin,
             more = dropped.len() - MAX_DROPPED_LOGGED,
             "dropped more CSP sources than are logged one by one"
         );

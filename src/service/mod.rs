@@ -42,14 +42,15 @@ use headers::{
 use logs::{foreign_framer, log_dropped, log_embedder_mismatch};
 use page_cache::{PageCache, RenderedPage};
 use policy::{Signature, Signing};
+use render::PageError;
 
 pub use policy::PolicyVerdict;
 
 pub(crate) use headers::plain_text;
 
-/// One configured host, with what its responses need built once.
+/// One host entry, with what its responses need built once.
 #[derive(Debug)]
-struct Host {
+struct Entry {
     origin: Embedders,
     counters: Arc<HostCounters>,
     /// `no-store`, or `public, max-age=N` when the host's pages may be cached.
@@ -82,10 +83,10 @@ pub enum Transport<'a> {
 /// The request handler for the public listener, built once per config.
 #[derive(Debug)]
 pub struct Service {
-    hosts: Vec<Host>,
-    /// Authority → host index.
+    entries: Vec<Entry>,
+    /// Authority → entry index.
     names: Routes<usize>,
-    /// TLS server name (a host without port) → host indices, for the SNI/authority rule.
+    /// TLS server name (a hostname without port) → entry indices, for the SNI/authority rule.
     /// Several entries may share a name on different ports.
     server_names: Routes<Vec<usize>>,
     unmatched: Arc<HostCounters>,
@@ -107,15 +108,17 @@ impl Service {
     /// A service that counts into `metrics`, which outlive reloads.
     pub fn with_metrics(config: &Config, metrics: &Metrics) -> Self {
         let default_port = if config.tls.is_some() { 443 } else { 80 };
-        let mut hosts = Vec::with_capacity(config.hosts.len());
+        let mut entries = Vec::with_capacity(config.hosts.len());
         let mut names = Routes::default();
         let mut server_names = Routes::<Vec<usize>>::default();
         for (index, entry) in config.hosts.iter().enumerate() {
-            hosts.push(Host::new(entry, metrics));
+            entries.push(Entry::new(entry, metrics));
             let per_server = entry.per_server_subdomains;
             let authority = entry.sandbox.authority(default_port);
             names.add(&authority, per_server, |slot| *slot = index);
-            server_names.add(entry.sandbox.host(), per_server, |slot| slot.push(index));
+            server_names.add(entry.sandbox.hostname(), per_server, |slot| {
+                slot.push(index)
+            });
         }
         let hsts = config
             .tls
@@ -123,7 +126,7 @@ impl Service {
             .filter(|tls| !tls.hsts_max_age.is_zero())
             .map(|tls| hsts_value(tls.hsts_max_age));
         Service {
-            hosts,
+            entries,
             names,
             server_names,
             unmatched: metrics.unmatched(),
@@ -150,12 +153,12 @@ impl Service {
         transport: Transport<'_>,
         unsent: Option<&Arc<Unsent>>,
     ) -> Response<Body> {
-        let (host, response) = self.answer(req, transport);
+        let (entry, response) = self.answer(req, transport);
         let mut response = match unsent {
             Some(unsent) => charged(response, unsent),
             None => response,
         };
-        let counters = host.map_or(&self.unmatched, |h| &h.counters);
+        let counters = entry.map_or(&self.unmatched, |e| &e.counters);
         counters.count_response(response.status());
         let headers = response.headers_mut();
         if let Some(hsts) = &self.hsts {
@@ -178,7 +181,7 @@ impl Service {
         &self,
         req: &Request<B>,
         transport: Transport<'_>,
-    ) -> (Option<&Host>, Response<Body>) {
+    ) -> (Option<&Entry>, Response<Body>) {
         if let Some(refusal) = req.headers().get(REFUSAL_FIELD) {
             let refusal = Refusal::from_token(refusal.as_bytes()).unwrap_or(Refusal::Malformed);
             return (None, self.refused(refusal));
@@ -200,14 +203,14 @@ impl Service {
             );
             return (None, error(StatusCode::MISDIRECTED_REQUEST, &reason));
         };
-        let host = &self.hosts[index];
+        let entry = &self.entries[index];
         if let Transport::Tls { server_name } = transport
             && self.tls
             && let Err(reason) = self.check_server_name(server_name, authority, index)
         {
-            return (Some(host), error(StatusCode::MISDIRECTED_REQUEST, &reason));
+            return (Some(entry), error(StatusCode::MISDIRECTED_REQUEST, &reason));
         }
-        (Some(host), self.answer_host(req, index, authority))
+        (Some(entry), self.answer_entry(req, index, authority))
     }
 
     /// SECURITY: a connection negotiated for one host's name must not serve another host's
@@ -222,8 +225,11 @@ impl Service {
         index: usize,
     ) -> Result<(), String> {
         let Some(name) = server_name else {
-            let host = split_host_port(authority).map_or(authority, |(host, _)| host);
-            return match host.trim_matches(['[', ']']).parse::<std::net::IpAddr>() {
+            let hostname = split_host_port(authority).map_or(authority, |(hostname, _)| hostname);
+            return match hostname
+                .trim_matches(['[', ']'])
+                .parse::<std::net::IpAddr>()
+            {
                 Ok(_) => Ok(()),
                 Err(_) => Err(format!(
                     "this TLS connection named no server (SNI), so it serves no sandbox named \"{}\": open one that names it",
@@ -274,10 +280,10 @@ impl Service {
         error(status, &reason)
     }
 
-    fn answer_host<B>(&self, req: &Request<B>, index: usize, authority: &str) -> Response<Body> {
-        let host = &self.hosts[index];
-        if !host.page_paths.contains(req.uri().path()) {
-            let reason = format!("not found: the proxy page is at {}", host.page_paths);
+    fn answer_entry<B>(&self, req: &Request<B>, index: usize, authority: &str) -> Response<Body> {
+        let entry = &self.entries[index];
+        if !entry.page_paths.contains(req.uri().path()) {
+            let reason = format!("not found: the proxy page is at {}", entry.page_paths);
             return error(StatusCode::NOT_FOUND, &reason);
         }
         let head = match *req.method() {
@@ -295,23 +301,26 @@ impl Service {
         let served_as = route_key(authority, self.default_port);
         let page = match self.rendered(index, &served_as, req.uri().query().unwrap_or("")) {
             Ok(page) => page,
-            Err(reason) => return error(StatusCode::BAD_REQUEST, &reason),
+            Err(refused) => {
+                tracing::debug!(reason = %refused, "refused a page's query");
+                return error(StatusCode::BAD_REQUEST, &refused.to_string());
+            }
         };
-        log_dropped(host, &page.dropped);
+        log_dropped(entry, &page.dropped);
         if let Some(framer) = foreign_framer(req, &page.embedder) {
-            host.counters.count_embedder_mismatch();
-            log_embedder_mismatch(host, &page.embedder, &framer);
+            entry.counters.count_embedder_mismatch();
+            log_embedder_mismatch(entry, &page.embedder, &framer);
         }
         if matches!(page.signature, Signature::Refused(_)) {
-            host.counters.count_refused_signature();
+            entry.counters.count_refused_signature();
         }
         if page.policy_upgrade {
-            host.counters.count_policy_upgrade();
+            entry.counters.count_policy_upgrade();
         }
         let encoding = Encoding::accepted_by(req);
         let encoded = page.encoded(encoding);
-        let fresh = host.cacheable && is_fresh(req, &encoded.etag);
-        let mut response = page_response(&page, encoded, host, head || fresh, encoding);
+        let fresh = entry.cacheable && is_fresh(req, &encoded.etag);
+        let mut response = page_response(&page, encoded, entry, head || fresh, encoding);
         if fresh {
             *response.status_mut() = StatusCode::NOT_MODIFIED;
             response.headers_mut().remove(header::CONTENT_LENGTH);
@@ -319,19 +328,19 @@ impl Service {
         response
     }
 
-    /// The page for host `index` served as `served_as` (its route key) for a raw query, from
+    /// The page for entry `index` served as `served_as` (its route key) for a raw query, from
     /// the cache or built and cached. The query is read only for a page not in the cache.
     fn rendered(
         &self,
         index: usize,
         served_as: &str,
         raw_query: &str,
-    ) -> Result<Arc<RenderedPage>, String> {
+    ) -> Result<Arc<RenderedPage>, PageError> {
         let now = unix_now();
-        let host = &self.hosts[index];
+        let entry = &self.entries[index];
         // A signature's verdict depends on the name served, so a signing host's pages are
         // kept per name; every other host's are shared by its names.
-        let cache_key = match host.signing {
+        let cache_key = match entry.signing {
             Some(_) => Cow::Owned(format!("{served_as}\n{raw_query}")),
             None => Cow::Borrowed(raw_query),
         };
@@ -340,13 +349,10 @@ impl Service {
         {
             return Ok(page);
         }
-        let query = PageQuery::parse(raw_query, self.max_query_bytes).map_err(|e| {
-            tracing::debug!(reason = %e, "refused query");
-            e.to_string()
-        })?;
+        let query = PageQuery::parse(raw_query, self.max_query_bytes)?;
         let page = render::render(
             &self.page,
-            host,
+            entry,
             served_as,
             &query,
             now,
@@ -376,7 +382,7 @@ impl Service {
                 let served_as = route_key(authority, self.default_port);
                 signing.verdict(&served_as, &query, unix_now())
             }
-            Err(e) => PolicyVerdict::Refused(e.to_string()),
+            Err(unreadable) => PolicyVerdict::Unreadable(unreadable),
         }
     }
 
@@ -384,7 +390,7 @@ impl Service {
         let index = self
             .route(authority)
             .ok_or_else(|| format!("no host entry serves {authority:?}"))?;
-        self.hosts[index].signing.as_ref().ok_or_else(|| {
+        self.entries[index].signing.as_ref().ok_or_else(|| {
             format!(
                 "the host entry serving {authority:?} does not sign its policies (no policy_keys)"
             )
@@ -428,7 +434,7 @@ fn charged(response: Response<Body>, unsent: &Arc<Unsent>) -> Response<Body> {
     }
 }
 
-impl Host {
+impl Entry {
     fn new(entry: &HostEntry, metrics: &Metrics) -> Self {
         let max_age = entry.cache_max_age.as_secs();
         let cache_control = if max_age == 0 {
@@ -437,8 +443,8 @@ impl Host {
             let value = format!("public, max-age={max_age}");
             HeaderValue::from_str(&value).unwrap_or(NO_STORE)
         };
-        Host {
-            counters: metrics.host(&entry.origin.to_string()),
+        Entry {
+            counters: metrics.entry(&entry.origin.to_string()),
             origin: entry.origin.clone(),
             cacheable: max_age > 0,
             cache_control,
@@ -470,11 +476,11 @@ fn request_authority<B>(req: &Request<B>) -> Option<&str> {
     // Two `Host` headers name none: RFC 9112 asks for a 400, and a proxy in front might route
     // by the other one.
     let mut hosts = req.headers().get_all(header::HOST).iter();
-    let host = hosts.next()?;
+    let field = hosts.next()?;
     if hosts.next().is_some() {
         return None;
     }
-    host.to_str().ok()
+    field.to_str().ok()
 }
 
 /// Bytes of the request's header fields as a client wrote them (`name: value` and a line

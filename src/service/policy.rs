@@ -4,9 +4,9 @@
 
 use crate::csp::ViewPolicy;
 use crate::page_query::{PageQuery, QueryError};
-use crate::signing::{PolicyKeys, Refused, Signed};
+use crate::signing::{PolicyKeys, SignatureRefusal, Signed};
 
-use super::Host;
+use super::Entry;
 
 /// A host entry's signing keys. SECURITY: a signature must be verified over the name the page
 /// is served on (a per-server label included), never the entry's: signed for the entry's name,
@@ -29,7 +29,9 @@ pub enum PolicyVerdict {
     /// Signed by the host, valid until `expires` (Unix seconds).
     Signed { expires: u64 },
     /// The spec's default policy instead of the declared one, and why.
-    Refused(String),
+    Refused(SignatureRefusal),
+    /// The query cannot be read at all: the page is a `400`.
+    Unreadable(QueryError),
 }
 
 /// Where a page's view policy came from, as far as signatures go.
@@ -40,7 +42,7 @@ pub(super) enum Signature {
     /// The declared policy, signed by the host, until its expiry.
     Valid(Signed),
     /// The spec's default policy instead of the declared one.
-    Refused(Refused),
+    Refused(SignatureRefusal),
 }
 
 impl Signing {
@@ -49,7 +51,7 @@ impl Signing {
         served_as: &str,
         query: &PageQuery,
         now: u64,
-    ) -> Result<Option<Signed>, Refused> {
+    ) -> Result<Option<Signed>, SignatureRefusal> {
         self.keys.verify(served_as, query, now, self.max_lifetime)
     }
 
@@ -60,27 +62,27 @@ impl Signing {
             Ok(Some(signed)) => PolicyVerdict::Signed {
                 expires: signed.expires,
             },
-            Err(refused) => PolicyVerdict::Refused(refused.to_string()),
+            Err(refused) => PolicyVerdict::Refused(refused),
         }
     }
 }
 
-/// The view policy of a page of `host` served as `served_as` (its route key) for `query`, at
+/// The view policy of a page of `entry` served as `served_as` (its route key) for `query`, at
 /// `now`, and what its signature was found to be.
 pub(super) fn decide(
-    host: &Host,
+    entry: &Entry,
     served_as: &str,
     query: &PageQuery,
     now: u64,
 ) -> Result<(ViewPolicy, Signature), QueryError> {
-    if host.host_policy {
+    if entry.host_policy {
         // `?csp=` is not this host's way: its views carry their own policy.
         return Ok((
-            ViewPolicy::spec_default(&host.opt_ins),
+            ViewPolicy::spec_default(&entry.opt_ins),
             Signature::NotChecked,
         ));
     }
-    let signature = match &host.signing {
+    let signature = match &entry.signing {
         None => Signature::NotChecked,
         Some(signing) => match signing.verify(served_as, query, now) {
             Ok(None) => Signature::NotChecked,
@@ -89,7 +91,7 @@ pub(super) fn decide(
         },
     };
     if let Signature::Refused(_) = signature {
-        return Ok((ViewPolicy::spec_default(&host.opt_ins), signature));
+        return Ok((ViewPolicy::spec_default(&entry.opt_ins), signature));
     }
-    Ok((query.view_policy(&host.opt_ins)?, signature))
+    Ok((query.view_policy(&entry.opt_ins)?, signature))
 }

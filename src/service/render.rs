@@ -6,38 +6,47 @@ use std::sync::OnceLock;
 use http::header::HeaderValue;
 
 use crate::compress::Encoding;
+use crate::embedders::EmbedderError;
 use crate::page::{PageTemplate, RelaySettings};
-use crate::page_query::PageQuery;
+use crate::page_query::{PageQuery, QueryError};
 
-use super::Host;
+use super::Entry;
 use super::headers::content_security_policy;
 use super::page_cache::{Encoded, RenderedPage, page_tag};
 use super::policy::{Signature, decide};
 
-/// The page of `host` served as `served_as` (its route key: lower case, the default port left
+/// Why a page cannot be served: its `400`, with this text.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum PageError {
+    #[error(transparent)]
+    Embedder(#[from] EmbedderError),
+    #[error(transparent)]
+    Query(#[from] QueryError),
+    /// Unreachable: every source in a policy passed `HostSource`, which admits visible ASCII
+    /// only. Refused rather than a page sent without its policy.
+    #[error("the declared domains cannot form a header")]
+    Header,
+}
+
+/// The page of `entry` served as `served_as` (its route key: lower case, the default port left
 /// out) for `query`, at `now` (Unix seconds). An error is the `400`'s reason.
 pub(super) fn render(
     template: &PageTemplate,
-    host: &Host,
+    entry: &Entry,
     served_as: &str,
     query: &PageQuery,
     now: u64,
     max_query_bytes: usize,
-) -> Result<RenderedPage, String> {
-    let origins = host.origin.pin(query.embedder())?;
-    let (policy, signature) = decide(host, served_as, query, now).map_err(|e| {
-        tracing::debug!(reason = %e, "refused ?csp=");
-        e.to_string()
-    })?;
-    let sandbox = host.view_sandbox.page_policy();
+) -> Result<RenderedPage, PageError> {
+    let origins = entry.origin.pin(query.embedder())?;
+    let (policy, signature) = decide(entry, served_as, query, now)?;
+    let sandbox = entry.view_sandbox.page_policy();
     // A host that writes its views' policies gets the page framed and sandboxed only; the
     // spec's default, built all the same, is the relay's for a view that came without one.
-    let view_policy = (!host.host_policy).then(|| policy.header());
+    let view_policy = (!entry.host_policy).then(|| policy.header());
     let csp = content_security_policy(view_policy, &origins, &sandbox);
     let Ok(csp) = HeaderValue::from_str(&csp) else {
-        // Unreachable: every source in the policy passed `HostSource`, which admits
-        // visible ASCII only. Refuse rather than send a page without its policy.
-        return Err("the declared domains cannot form a header".to_owned());
+        return Err(PageError::Header);
     };
     let refused = match &signature {
         Signature::Refused(refused) => Some(refused.to_string()),
@@ -45,11 +54,11 @@ pub(super) fn render(
     };
     let relay = RelaySettings {
         max_query_bytes,
-        messages: host.relay_messages,
-        view_sandbox: &host.view_sandbox,
-        view_sandbox_default: host.view_sandbox_default.as_ref(),
-        signed_policies: host.signing.is_some(),
-        host_policy: host.host_policy,
+        messages: entry.relay_messages,
+        view_sandbox: &entry.view_sandbox,
+        view_sandbox_default: entry.view_sandbox_default.as_ref(),
+        signed_policies: entry.signing.is_some(),
+        host_policy: entry.host_policy,
         policy_refused: refused.as_deref(),
     };
     let body = template.render(&origins, &policy, &relay);

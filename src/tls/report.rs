@@ -38,7 +38,7 @@ impl SniResolver {
     ) -> CertificateReport {
         let mut report = CertificateReport::default();
         for (i, host) in hosts.iter().enumerate() {
-            let name = host.sandbox.host().to_owned();
+            let name = host.sandbox.hostname().to_owned();
             let mut needed = vec![name.clone()];
             if host.per_server_subdomains {
                 // Any one label stands for all of them: only a wildcard covers them all.
