@@ -33,6 +33,7 @@ pub struct Unsent {
 }
 
 impl Unsent {
+    /// A counter for one connection that holds at most `limit` unsent bytes.
     pub fn new(limit: usize) -> Arc<Self> {
         Arc::new(Unsent {
             bytes: AtomicUsize::new(0),
@@ -92,6 +93,7 @@ pub struct Body {
 }
 
 impl Body {
+    /// A body of these bytes, charged to no connection yet.
     pub fn new(bytes: Bytes) -> Self {
         Body {
             rest: bytes,

@@ -16,7 +16,8 @@ use crate::telemetry::LogFormat;
 use crate::tls;
 
 #[derive(Debug, Parser)]
-#[command(name = "mcp-sandbox-proxy", version = crate::VERSION, about = "The sandbox-proxy origin for MCP Apps views.")]
+#[command(name = "mcp-sandbox-proxy", version = crate::VERSION, about = "The sandbox-proxy origin for MCP Apps views.", long_about = None)]
+/// The command line: a command and the options every command takes.
 pub struct Cli {
     /// Log lines as text or JSON (filter with RUST_LOG, default info).
     #[arg(

@@ -87,13 +87,26 @@ impl Embedders {
 pub enum EmbedderError {
     /// The entry has only patterns, and the query names no origin.
     #[error("this sandbox serves the host origins {served}: name the page's own origin in ?{p}=", p = EMBEDDER_PARAMETER)]
-    Unnamed { served: String },
+    Unnamed {
+        /// The entry's origins and patterns.
+        served: String,
+    },
     /// `embedder` is not an origin.
     #[error("?{p}={raw:?} is not an origin: {reason}", p = EMBEDDER_PARAMETER)]
-    NotAnOrigin { raw: String, reason: String },
+    NotAnOrigin {
+        /// The parameter as written.
+        raw: String,
+        /// Why it is not an origin.
+        reason: String,
+    },
     /// `embedder` is an origin the entry does not serve.
     #[error("?{p}={raw:?} is not one of this sandbox's host origins {served}", p = EMBEDDER_PARAMETER)]
-    Foreign { raw: String, served: String },
+    Foreign {
+        /// The parameter as written.
+        raw: String,
+        /// The entry's origins and patterns.
+        served: String,
+    },
 }
 
 impl fmt::Display for Embedders {

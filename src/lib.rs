@@ -20,6 +20,8 @@
 //! reload     SIGHUP or changed files → a new generation for every next request
 //! ```
 
+#![deny(missing_docs)]
+
 mod acme;
 mod admin;
 mod body;

@@ -29,7 +29,7 @@ pub(crate) const MAX_FIELD_NAME: usize = (1 << 16) - 1;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
     /// The fields other than `Cookie` are over `limits.max_header_bytes`, or more than
-    /// [`MAX_FIELDS`].
+    /// `MAX_FIELDS`.
     FieldsTooLarge,
     /// The request line is longer than the query limit and the slack allow.
     TargetTooLong,

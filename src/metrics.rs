@@ -65,6 +65,7 @@ pub(crate) struct CertExpiry {
 }
 
 #[derive(Debug, Default)]
+/// The service's counters, by host entry, kept across reloads and served as Prometheus text.
 pub struct Metrics {
     hosts: Mutex<BTreeMap<String, Arc<HostCounters>>>,
     unmatched: Arc<HostCounters>,
@@ -104,6 +105,7 @@ impl Drop for RestingConnection {
 }
 
 impl Metrics {
+    /// No request counted yet.
     pub fn new() -> Arc<Self> {
         Arc::new(Metrics::default())
     }

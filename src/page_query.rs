@@ -11,8 +11,9 @@ use crate::vocabulary;
 
 /// The parameter that carries the host's declared domains, as JSON.
 pub const CSP_PARAMETER: &str = vocabulary::CSP_PARAMETER;
-/// The parameters a signed URL adds beside `csp` (see `signing`).
+/// The parameter a signed URL adds beside `csp` for its expiry, in Unix seconds (see `signing`).
 pub const EXPIRES_PARAMETER: &str = "expires";
+/// The parameter a signed URL adds beside `csp` for its signature, as hex (see `signing`).
 pub const SIGNATURE_PARAMETER: &str = "signature";
 /// The parameter naming the host page's exact origin (needed for a host pattern).
 pub const EMBEDDER_PARAMETER: &str = "embedder";
@@ -38,12 +39,20 @@ pub struct PageQuery {
 /// Why a page's query cannot be served at all: answered with `400` and this text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum QueryError {
+    /// Longer than `limits.max_query_bytes`.
     #[error("the query is {len} bytes; the limit is {limit} (limits.max_query_bytes)")]
-    TooLong { len: usize, limit: usize },
+    TooLong {
+        /// The query's bytes.
+        len: usize,
+        /// `limits.max_query_bytes`.
+        limit: usize,
+    },
     /// SECURITY: a parameter must count once. Were a second value kept or dropped, a cache,
     /// a signer or a front proxy that reads the other one would decide for another page.
+    /// A parameter the service reads, given twice.
     #[error("the query has more than one {0} parameter")]
     Repeated(&'static str),
+    /// The `csp` parameter cannot be read.
     #[error(transparent)]
     Declaration(#[from] DeclarationError),
 }

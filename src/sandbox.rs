@@ -15,13 +15,21 @@ use std::str::FromStr;
 /// One iframe sandbox token a view may be given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SandboxToken {
+    /// `allow-downloads`.
     Downloads,
+    /// `allow-forms`.
     Forms,
+    /// `allow-modals`.
     Modals,
+    /// `allow-pointer-lock`.
     PointerLock,
+    /// `allow-popups`.
     Popups,
+    /// `allow-popups-to-escape-sandbox`.
     PopupsToEscapeSandbox,
+    /// `allow-same-origin`: a view that can script its proxy page.
     SameOrigin,
+    /// `allow-scripts`, which every view needs.
     Scripts,
 }
 
@@ -37,6 +45,7 @@ impl SandboxToken {
         SandboxToken::Scripts,
     ];
 
+    /// The token as HTML writes it.
     pub fn name(self) -> &'static str {
         match self {
             SandboxToken::Downloads => "allow-downloads",
@@ -108,10 +117,12 @@ impl ViewSandbox {
         Ok(ViewSandbox(tokens))
     }
 
+    /// Whether `token` is among them.
     pub fn has(&self, token: SandboxToken) -> bool {
         self.0.contains(&token)
     }
 
+    /// Each, in order.
     pub fn iter(&self) -> impl Iterator<Item = SandboxToken> + '_ {
         self.0.iter().copied()
     }

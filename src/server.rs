@@ -26,8 +26,15 @@ use crate::{admin, demo, memory, reload, tls};
 /// Why the server could not start. Nothing is listening when this is returned.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
+    /// A listener's address cannot be bound.
     #[error("cannot listen on {addr}: {source}")]
-    Bind { addr: SocketAddr, source: io::Error },
+    Bind {
+        /// The address in the config.
+        addr: SocketAddr,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// The certificates cannot be loaded.
     #[error(transparent)]
     Tls(#[from] tls::TlsError),
 }

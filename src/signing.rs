@@ -142,10 +142,12 @@ impl PolicyKeys {
         }
     }
 
+    /// How many keys: one, or two while they rotate.
     pub fn len(&self) -> usize {
         self.0.len()
     }
 
+    /// Never true: there is always a key.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -5,6 +5,7 @@ use tracing_subscriber::EnvFilter;
 
 use crate::config::Problem;
 
+/// How log lines are written (`--log-format`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
     /// Human-readable lines.

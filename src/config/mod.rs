@@ -45,6 +45,7 @@ pub const EMBEDDED_DEFAULT: &str = include_str!("../../config/default.toml");
 const DEMO_LISTEN: &str = "127.0.0.1:8080";
 
 #[derive(Clone, Debug, PartialEq)]
+/// A validated config: every key read and checked, every path resolved.
 pub struct Config {
     /// The public listener.
     pub listen: SocketAddr,
@@ -54,9 +55,11 @@ pub struct Config {
     pub tls: Option<TlsFiles>,
     /// Certificates issued and renewed by an ACME CA, beside (or instead of) `tls`'s files.
     pub acme: Option<AcmeSettings>,
+    /// The host entries, the file's and then its tenant files', in order.
     pub hosts: Vec<HostEntry>,
     /// A folder whose `*.toml` files hold more `[[hosts]]` entries, one file per tenant.
     pub(crate) hosts_dir: Option<PathBuf>,
+    /// `[limits]`, each key its default when not given.
     pub limits: Limits,
     /// Only the embedded default serves the demo host page.
     pub demo_listen: Option<SocketAddr>,
@@ -89,10 +92,12 @@ pub struct CertFiles {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// One `[[hosts]]` entry: a host page's origins, its sandbox name, and what its views get.
 pub struct HostEntry {
     /// The host page's origins and patterns of them (preview and staging deployments).
     pub origin: Embedders,
     pub(crate) sandbox: SandboxName,
+    /// Also serve `<label>.<sandbox>`, one origin per MCP server.
     pub per_server_subdomains: bool,
     /// How long browsers and shared caches may keep this host's pages; zero: `no-store`.
     /// The host's own `cache_max_age`, or the file's.
@@ -162,12 +167,17 @@ impl ViewPolicyOwner {
 /// Every limit has a default safe for a service on the internet.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
+    /// Open connections; more wait in the kernel's backlog.
     pub max_connections: usize,
+    /// The TLS handshake's deadline.
     pub handshake_timeout: Duration,
+    /// The deadline for a request head, a client that sends nothing included.
     pub header_read_timeout: Duration,
+    /// How long a kept-alive connection may sit idle.
     pub idle_timeout: Duration,
     pub(crate) shutdown_grace: Duration,
     pub(crate) max_header_bytes: usize,
+    /// The longest query a page takes (`?csp=` and the rest).
     pub max_query_bytes: usize,
     pub(crate) h2_max_concurrent_streams: u32,
     /// Answer bytes one connection may hold that its client has not read yet.
@@ -220,7 +230,9 @@ const MAX_HSTS_MAX_AGE: Duration = Duration::from_secs(2 * 365 * 24 * 60 * 60);
 /// A config that loaded, with the warnings worth showing an operator.
 #[derive(Clone, Debug)]
 pub struct Loaded {
+    /// The config.
     pub config: Config,
+    /// What an operator should read, though nothing stops the config.
     pub warnings: Vec<Problem>,
 }
 

@@ -79,6 +79,7 @@ impl fmt::Display for Problem {
 /// Every error found in a file; the config is refused as a whole.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub struct ConfigError {
+    /// Each problem, in file and line order.
     pub problems: Vec<Problem>,
 }
 

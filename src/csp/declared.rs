@@ -18,18 +18,27 @@ pub struct Declared {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DeclarationError {
     #[error("csp is not valid JSON: {0}")]
+    /// The text does not parse as JSON.
     Json(String),
     #[error("csp must be a JSON object, not {0}")]
+    /// The JSON is not an object.
     NotAnObject(&'static str),
     #[error("csp.{key} must be an array of strings, not {found}")]
+    /// A list that is not an array.
     NotAnArray {
+        /// The list's key.
         key: &'static str,
+        /// What it is instead.
         found: &'static str,
     },
     #[error("csp.{key}[{index}] must be a string, not {found}")]
+    /// An entry of a list that is not a string.
     NotAString {
+        /// The list's key.
         key: &'static str,
+        /// The entry's index in it.
         index: usize,
+        /// What it is instead.
         found: &'static str,
     },
 }

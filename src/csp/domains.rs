@@ -8,13 +8,18 @@ use crate::vocabulary::{DOMAIN_LISTS, LIST_DIRECTIVES};
 /// The four domain lists a server declares in `_meta.ui.csp`, in the spec's spelling.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum DomainList {
+    /// `connectDomains`: `connect-src`.
     Connect,
+    /// `resourceDomains`: scripts, styles, images, fonts, media (and workers with `worker-blob`).
     Resource,
+    /// `frameDomains`: `frame-src`.
     Frame,
+    /// `baseUriDomains`: `base-uri`.
     BaseUri,
 }
 
 impl DomainList {
+    /// The four, in the spec's order.
     pub const ALL: [DomainList; 4] = [
         DomainList::Connect,
         DomainList::Resource,

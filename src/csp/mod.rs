@@ -27,6 +27,7 @@ use template::template;
 pub struct ViewPolicy {
     /// `None` when the request carried no `?csp=`: the spec's restrictive default applies.
     pub domains: Option<Domains>,
+    /// Every declared entry that is not a safe host-source, with why.
     pub dropped: Vec<Dropped>,
     header: String,
 }

@@ -31,6 +31,7 @@ pub enum OptIn {
 }
 
 impl OptIn {
+    /// Every opt-in, in the order `check` and its errors list them.
     pub const ALL: [OptIn; 5] = [
         OptIn::WorkerBlob,
         OptIn::BlobMedia,
@@ -89,18 +90,22 @@ impl std::str::FromStr for OptIn {
 pub struct OptIns(BTreeSet<OptIn>);
 
 impl OptIns {
+    /// These opt-ins, each once.
     pub fn new(opt_ins: impl IntoIterator<Item = OptIn>) -> Self {
         OptIns(opt_ins.into_iter().collect())
     }
 
+    /// Whether `opt_in` is among them.
     pub fn has(&self, opt_in: OptIn) -> bool {
         self.0.contains(&opt_in)
     }
 
+    /// Whether there is none.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
+    /// Each, in order.
     pub fn iter(&self) -> impl Iterator<Item = OptIn> + '_ {
         self.0.iter().copied()
     }

@@ -15,6 +15,7 @@ const MAX_ENTRY_BYTES: usize = 255;
 pub struct HostSource(String);
 
 impl HostSource {
+    /// The source as it goes into a directive.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -29,26 +30,47 @@ impl fmt::Display for HostSource {
 /// Why a declared entry was dropped. The text is shown to operators and host developers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DropReason {
+    /// Nothing at all.
     Empty,
+    /// Longer than any real origin needs.
     TooLong,
+    /// A character outside ASCII: hosts are written in punycode.
     NonAscii,
+    /// Whitespace, which would make one entry two sources.
     Whitespace,
+    /// A control character.
     Control,
+    /// A `;`, which would start a new directive.
     Semicolon,
+    /// A `,`, which would start a new policy.
     Comma,
+    /// A quote: a keyword, nonce or hash, not a host.
     Quoted,
+    /// A scheme alone (`https:`), which allows every host.
     SchemeOnly,
+    /// A scheme other than https and wss (http and ws for loopback).
     SchemeNotAllowed,
+    /// Plain http or ws off loopback.
     PlainOffLoopback,
+    /// A user name or password.
     Userinfo,
+    /// A query.
     Query,
+    /// A fragment.
     Fragment,
+    /// `*` alone, which allows every host.
     WildcardAlone,
+    /// A wildcard over fewer than two labels (`*.com`).
     WildcardTooWide,
+    /// A wildcard that is not the whole first label.
     WildcardMisplaced,
+    /// A host that is not a DNS name.
     BadHost,
+    /// A port that is not 1-65535 or `*`.
     BadPort,
+    /// A path with characters a source path cannot have.
     BadPath,
+    /// Anything else that is not `[scheme://]host[:port][/path]`.
     NotHostSource,
 }
 

@@ -77,7 +77,10 @@ pub enum Transport<'a> {
     /// Plain TCP, or no connection at all (the `headers` command): no server name to check.
     Plain,
     /// TLS, with the server name (SNI) the client asked for, if it sent one.
-    Tls { server_name: Option<&'a str> },
+    Tls {
+        /// The name the handshake asked for (SNI), if any.
+        server_name: Option<&'a str>,
+    },
 }
 
 /// The request handler for the public listener, built once per config.

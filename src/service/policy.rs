@@ -27,7 +27,10 @@ pub enum PolicyVerdict {
     /// The query has no `csp`: the spec's default policy, which needs no signature.
     NothingDeclared,
     /// Signed by the host, valid until `expires` (Unix seconds).
-    Signed { expires: u64 },
+    Signed {
+        /// The first second the URL is refused at.
+        expires: u64,
+    },
     /// The spec's default policy instead of the declared one, and why.
     Refused(SignatureRefusal),
     /// The query cannot be read at all: the page is a `400`.

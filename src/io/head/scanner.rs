@@ -98,6 +98,7 @@ pub struct HeadScanner {
 }
 
 impl HeadScanner {
+    /// A scanner that holds heads to `limits`.
     pub fn new(limits: HeadLimits) -> Self {
         HeadScanner {
             limits,
