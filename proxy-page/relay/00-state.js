@@ -41,11 +41,11 @@ var PERMISSION_FEATURES = {
   geolocation: 'geolocation',
   clipboardWrite: 'clipboard-write'
 };
-var config = readConfig();
-// The origins this page serves (frame-ancestors), and the one of them that is its parent's,
-// once known (see 05-host.js).
+// The page config: read once, written by no part.
+var config = Object.freeze(readConfig());
+// The origins this page serves (frame-ancestors); the one of them that is its parent's is
+// state.hostOrigin, once known (see 05-host.js).
 var hostOrigins = config.hostOrigins;
-var hostOrigin = knownHostOrigin(hostOrigins);
 // The operator's per-host opt-in (relay_messages = "any"): views and host that speak a wire
 // of their own. Only what is relayed changes; whom messages come from and go to does not.
 var anyMessages = config.anyMessages === true;
@@ -64,15 +64,22 @@ var signedPolicies = config.signedPolicies === true;
 // into its HTML, as a CSP <meta>; this page's header carries none, so the relay never reloads
 // for one and cannot say what a view's policy lacks.
 var hostPolicy = config.hostPolicy === true;
-var view = null;          // the inner <iframe>, once a resource is mounted in it
-var viewTarget = null;    // targetOrigin for posts to the view: our origin, or '*' when opaque
-var viewDocument = null;  // the document we wrote, for a same-origin view
-var viewNavigated = false; // the inner frame left the view's document: relay nothing more
-var viewListening = false;
-var held = [];
-var violations = 0;
-var hinted = {};          // the opt-ins already named to this view's developer
-var upgrading = null;     // {key, resource, reloads} kept for this page's own reload, while it runs
+
+// Everything the relay changes while it runs, in one place. Each field is written only by the
+// part named beside it; every other part reads it, or asks that part through its functions
+// (tests/relay/state.test.mjs holds the parts to this).
+var state = {
+  hostOrigin: knownHostOrigin(hostOrigins), // 05-host.js: the parent's origin, once known
+  view: null,             // 30-view.js: the inner <iframe>, once a resource is mounted in it
+  viewTarget: null,       // 30-view.js: targetOrigin for posts to the view: ours, or '*' when opaque
+  viewDocument: null,     // 30-view.js: the document we wrote, for a same-origin view
+  viewNavigated: false,   // 30-view.js: the inner frame left the view's document: relay nothing more
+  viewListening: false,   // 20-messages.js: the view sent its first message
+  held: [],               // 20-messages.js: host messages held until the view listens
+  violations: 0,          // 60-violations.js: CSP violation notices passed to the host for this view
+  hinted: {},             // 40-policy.js: the opt-ins already named to this view's developer
+  upgrading: null         // 50-reload.js: {key, resource, reloads} kept for this page's own reload
+};
 
 function readConfig() {
   var element = document.getElementById('sandbox-config');

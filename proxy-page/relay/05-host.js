@@ -21,8 +21,8 @@ function knownHostOrigin(origins) {
 // Whether a message from the parent comes from the host; the first one that does pins the host
 // to its origin, so that from then on no other listed origin counts.
 function acceptHost(origin) {
-  if (hostOrigin === null && hostOrigins.indexOf(origin) >= 0) hostOrigin = origin;
-  return origin === hostOrigin;
+  if (state.hostOrigin === null && hostOrigins.indexOf(origin) >= 0) state.hostOrigin = origin;
+  return origin === state.hostOrigin;
 }
 
 function hostOriginsText() {
@@ -32,7 +32,7 @@ function hostOriginsText() {
 function postToHost(message) {
   // SECURITY: the host's origin, never '*': nobody else may read what the view says. Until it is
   // known, each origin this page serves: the browser delivers to the parent under its own only.
-  var targets = hostOrigin !== null ? [hostOrigin] : hostOrigins;
+  var targets = state.hostOrigin !== null ? [state.hostOrigin] : hostOrigins;
   targets.forEach(function (target) {
     window.parent.postMessage(message, target);
   });

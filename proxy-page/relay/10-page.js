@@ -49,7 +49,7 @@ function clearPlantedCookies() {
 // large one is refused before the service can clear it. A page kept for back/forward
 // (persisted) keeps its view.
 function onPageHide(event) {
-  if (!event.persisted && view && view.parentNode) view.parentNode.removeChild(view);
+  if (!event.persisted && state.view && state.view.parentNode) state.view.parentNode.removeChild(state.view);
   clearPlantedCookies();
-  if (upgrading) keepResource(upgrading);
+  if (state.upgrading) keepResource(state.upgrading);
 }

@@ -12,7 +12,7 @@ function onMessage(event) {
     if (event.source === window.parent) {
       if (!acceptHost(event.origin)) {
         console.warn('[sandbox] ignored a message from ' + event.origin + ': only ' +
-          (hostOrigin || hostOriginsText()) + ' may drive this page');
+          (state.hostOrigin || hostOriginsText()) + ' may drive this page');
         return;
       }
       fromHost(event.data);
@@ -28,8 +28,8 @@ function onMessage(event) {
 // The view's window is the inner frame's contentWindow, in every engine (Chromium, Firefox and
 // WebKit are tested): a same-origin view must also still be the document we wrote.
 function isFromView(event) {
-  if (!view || !event.source || event.source !== view.contentWindow) return false;
-  if (viewTarget === '*') return viewIsMounted();
+  if (!state.view || !event.source || event.source !== state.view.contentWindow) return false;
+  if (state.viewTarget === '*') return viewIsMounted();
   return event.origin === window.location.origin && viewIsMounted();
 }
 
@@ -37,10 +37,10 @@ function isFromView(event) {
 // later: a view that navigates itself elsewhere (a frameDomains page, say) is no longer the
 // view, and nothing more is relayed for it.
 function viewIsMounted() {
-  if (!view || viewNavigated) return false;
-  if (viewTarget === '*') return true; // opaque: the frame's load events tell (see mount)
+  if (!state.view || state.viewNavigated) return false;
+  if (state.viewTarget === '*') return true; // opaque: the frame's load events tell (see mount)
   try {
-    return view.contentDocument === viewDocument;
+    return state.view.contentDocument === state.viewDocument;
   } catch (crossOrigin) {
     return false;
   }
@@ -72,7 +72,7 @@ function fromHost(data) {
   }
   if (!mayRelay(data, 'host')) return;
   if (isJsonRpc(data)) followTheme(data);
-  if (!viewListening) {
+  if (!state.viewListening) {
     hold(data);
     return;
   }
@@ -98,10 +98,10 @@ function fromView(data) {
     return;
   }
   if (!mayRelay(data, 'view')) return;
-  if (!viewListening) {
+  if (!state.viewListening) {
     // The view's first message shows it is listening: deliver what the host sent early.
-    viewListening = true;
-    held.splice(0).forEach(function (message) {
+    state.viewListening = true;
+    state.held.splice(0).forEach(function (message) {
       try {
         postToView(message);
       } catch (error) {
@@ -112,12 +112,25 @@ function fromView(data) {
   postToHost(data);
 }
 
+// Host messages held for the view now to be held for the view a reload of this page mounts
+// (see takeKeptResource).
+function holdAll(messages) {
+  messages.forEach(hold);
+}
+
+// The view is gone: what was held for it, and whether it listened, go with it.
+function forgetHeld() {
+  if (state.held.length) console.warn('[sandbox] dropped ' + state.held.length + ' host message(s) held for the replaced view');
+  state.held = [];
+  state.viewListening = false;
+}
+
 function hold(data) {
-  if (held.length >= MAX_HELD) {
+  if (state.held.length >= MAX_HELD) {
     console.warn('[sandbox] dropped a host message: ' + MAX_HELD + ' are already waiting for the view');
     return;
   }
-  held.push(data);
+  state.held.push(data);
 }
 
 function postToView(message) {
@@ -125,5 +138,5 @@ function postToView(message) {
     console.warn('[sandbox] dropped a host message: the view has navigated away');
     return;
   }
-  view.contentWindow.postMessage(message, viewTarget);
+  state.view.contentWindow.postMessage(message, state.viewTarget);
 }

@@ -14,16 +14,15 @@ function mount(params, reloads) {
   params = resourceParams(params);
   if (hostPolicy) params.html = withPolicyOf(params.html);
   else noteHostWrittenPolicy(params);
-  if (upgrading) {
+  if (state.upgrading) {
     // This page is already on its way to a reload for an earlier resource, which no engine
     // reliably lets it cancel: this resource takes that one's place in the kept copy, and
     // the next page reloads once more if this one needs another policy.
     console.info('[sandbox] a new sandbox-resource-ready during this page\'s reload: it replaces the earlier one');
-    upgrading.resource = keptCopy(params);
-    keepResource(upgrading);
+    keepInstead(params);
     return;
   }
-  if (view) console.info('[sandbox] a new sandbox-resource-ready: the view is replaced');
+  if (state.view) console.info('[sandbox] a new sandbox-resource-ready: the view is replaced');
   unmount();
   var target = policyUrl(params.csp);
   if (target !== null && reloads < MAX_RELOADS && reload(params, target, reloads + 1)) return;
@@ -45,7 +44,7 @@ function mount(params, reloads) {
       watchViolations(doc);
       doc.write(params.html);
       doc.close();
-      viewDocument = doc;
+      state.viewDocument = doc;
     } else {
       // An opaque view: srcdoc gives it a real opaque origin, which document.write cannot.
       // Its document cannot be inspected, so its frame's loads are counted: the first is
@@ -53,8 +52,8 @@ function mount(params, reloads) {
       var loads = 0;
       frame.addEventListener('load', function () {
         loads += 1;
-        if (loads > 1 && frame === view && !viewNavigated) {
-          viewNavigated = true;
+        if (loads > 1 && frame === state.view && !state.viewNavigated) {
+          state.viewNavigated = true;
           console.warn('[sandbox] the view navigated away: relaying stopped');
         }
       });
@@ -64,12 +63,12 @@ function mount(params, reloads) {
   } catch (error) {
     // Only a mounted view counts: a failure leaves the page ready for another resource.
     if (frame.parentNode) frame.parentNode.removeChild(frame);
-    viewDocument = null;
+    state.viewDocument = null;
     console.error('[sandbox] could not mount the view:', error);
     return;
   }
-  view = frame;
-  viewTarget = sameOrigin ? window.location.origin : '*';
+  state.view = frame;
+  state.viewTarget = sameOrigin ? window.location.origin : '*';
   if (sameOrigin) noteWhatTheHostMustEnforce();
   // A policy URL that is still wanted here is one this page could not reload itself with.
   warnAboutMissingDomains(params.csp, target !== null);
@@ -80,17 +79,15 @@ function mount(params, reloads) {
 // relayed (its window is no longer the inner frame's). Host messages held for it are dropped:
 // they were meant for a view that is gone, and holding starts again for the next one.
 function unmount() {
-  if (!view) return;
-  if (view.parentNode) view.parentNode.removeChild(view);
-  if (held.length) console.warn('[sandbox] dropped ' + held.length + ' host message(s) held for the replaced view');
-  view = null;
-  viewTarget = null;
-  viewDocument = null;
-  viewNavigated = false;
-  viewListening = false;
-  held = [];
-  violations = 0;
-  hinted = {};
+  if (!state.view) return;
+  if (state.view.parentNode) state.view.parentNode.removeChild(state.view);
+  state.view = null;
+  state.viewTarget = null;
+  state.viewDocument = null;
+  state.viewNavigated = false;
+  forgetHeld();
+  forgetViolations();
+  forgetHints();
 }
 
 // SECURITY: a same-origin view shares this page's origin, so it can script this page and

@@ -88,11 +88,16 @@ function hintAtOptIn(directive, blockedURI) {
   OPT_INS.forEach(function (optIn) {
     optIn.adds.forEach(function (add) {
       var keyword = BLOCKED_KEYWORDS[blocked] !== undefined;
-      if (add[1] !== source || (!keyword && add[0] !== family) || hinted[optIn.name]) return;
-      hinted[optIn.name] = true;
+      if (add[1] !== source || (!keyword && add[0] !== family) || state.hinted[optIn.name]) return;
+      state.hinted[optIn.name] = true;
       hintOnce(optIn.name, add, directive);
     });
   });
+}
+
+// A new view's developer hears each hint again.
+function forgetHints() {
+  state.hinted = {};
 }
 
 function hintOnce(name, add, directive) {

@@ -56,12 +56,19 @@ function reload(params, target, reloads) {
   }
   var kept = { key: KEPT_PREFIX + randomToken(), resource: keptCopy(params), reloads: reloads };
   if (!keepResource(kept)) return false;
-  upgrading = kept;
+  state.upgrading = kept;
   url.hash = KEPT_FRAGMENT.slice(1) + kept.key.slice(KEPT_PREFIX.length);
   console.info('[sandbox] the resource needs another policy than this page\'s (the host sent ' +
     'its csp only in sandbox-resource-ready): reloading with it in ?csp=');
   window.location.replace(url.href);
   return true;
+}
+
+// A resource that arrived while this page's reload for an earlier one is under way takes that
+// one's place in the kept copy.
+function keepInstead(params) {
+  state.upgrading.resource = keptCopy(params);
+  keepResource(state.upgrading);
 }
 
 function keptCopy(params) {
@@ -71,7 +78,7 @@ function keptCopy(params) {
 // Writes the resource, and the host messages held for its view, for this page's reload. They
 // travel as JSON: a message JSON cannot carry (a cycle, a BigInt) is dropped with a warning.
 function keepResource(kept) {
-  var carried = held.filter(function (message) {
+  var carried = state.held.filter(function (message) {
     try {
       JSON.stringify(message);
       return true;

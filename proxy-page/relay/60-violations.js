@@ -14,13 +14,18 @@ function watchViolations(doc) {
 // page never evaluates code, so such a refusal while a view is mounted is the view's. Other
 // refusals here (this page's favicon) are not.
 function onOwnViolation(e) {
-  if (view && (e.blockedURI === 'eval' || e.blockedURI === 'wasm-eval')) reportViolation(e);
+  if (state.view && (e.blockedURI === 'eval' || e.blockedURI === 'wasm-eval')) reportViolation(e);
+}
+
+// A new view starts with the whole budget of notices.
+function forgetViolations() {
+  state.violations = 0;
 }
 
 function reportViolation(e) {
   // Only the browser's own reports: a view can dispatch a synthetic event.
-  if (!e.isTrusted || violations >= MAX_VIOLATIONS) return;
-  violations += 1;
+  if (!e.isTrusted || state.violations >= MAX_VIOLATIONS) return;
+  state.violations += 1;
   hintAtOptIn(e.effectiveDirective, e.blockedURI);
   postToHost({
     jsonrpc: '2.0',

@@ -39,13 +39,13 @@ function start() {
     // This page is the relay's own reload: the host already had its ready notification and
     // sent the resource, so it gets neither again; the kept resource is mounted at once, and
     // the theme the held host messages set is taken again.
-    held = kept.held;
-    held.forEach(function (message) {
+    holdAll(kept.held);
+    kept.held.forEach(function (message) {
       if (isJsonRpc(message)) followTheme(message);
     });
     mount(kept.resource, kept.reloads);
   }
   // A host must never wait for nothing: without a view from a kept resource (or a reload under
   // way for it), say ready.
-  if (!view && !upgrading) postToHost({ jsonrpc: '2.0', method: PROXY_READY, params: {} });
+  if (!state.view && !state.upgrading) postToHost({ jsonrpc: '2.0', method: PROXY_READY, params: {} });
 }
