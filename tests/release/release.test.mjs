@@ -208,10 +208,13 @@ it('cargo package packs what the binary is built from, and its tarball builds th
   assert.equal(sha256(built), sha256(join(dist, BINARY)), 'the same bytes from the tarball, in another directory, later');
 });
 
+// A debug install in the checkout's own target directory: it shares the build `cargo test` made
+// (the rust layer), so the install path is proven without compiling the crate a fourth time; a
+// release profile changes how fast the service runs, not what it answers.
 it('cargo install --path . gives the same service', { timeout: 900_000 }, async () => {
   const root = temporary('install');
-  run('cargo', ['install', '--locked', '--quiet', '--path', ROOT, '--root', root], {
-    env: { ...process.env, CARGO_TARGET_DIR: join(root, 'target') },
+  run('cargo', ['install', '--locked', '--quiet', '--debug', '--path', ROOT, '--root', root], {
+    env: { ...process.env, CARGO_TARGET_DIR: join(ROOT, 'target') },
   });
   const installed = join(root, 'bin', 'mcp-sandbox-proxy');
   const released = join(dist, BINARY);
