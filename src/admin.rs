@@ -1,4 +1,5 @@
-//! The admin listener: `/livez`, `/readyz` and `/metrics`, never on the public listener.
+//! The admin listener: `/livez`, `/readyz`, `/metrics` and `/csp-reports`, never on the
+//! public listener.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,6 +14,7 @@ use crate::metrics::Metrics;
 const PROMETHEUS_TEXT: HeaderValue =
     HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");
 const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
 
 #[derive(Debug)]
 pub(crate) struct Admin {
@@ -43,9 +45,17 @@ impl Admin {
                     .insert(header::CONTENT_TYPE, PROMETHEUS_TEXT);
                 response
             }
+            "/csp-reports" => {
+                let body = crate::reports::table_json(&self.metrics.reports().table);
+                let mut response = Response::new(Body::new(Bytes::from(body)));
+                let headers = response.headers_mut();
+                headers.insert(header::CONTENT_TYPE, JSON);
+                headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+                response
+            }
             _ => text(
                 StatusCode::NOT_FOUND,
-                "not found: /livez, /readyz, /metrics\n",
+                "not found: /livez, /readyz, /metrics, /csp-reports\n",
             ),
         }
     }

@@ -3,22 +3,21 @@
 
 use std::sync::Arc;
 
-use http::{Request, Response};
+use http::Request;
 use hyper::body::Incoming;
 use tokio_rustls::TlsAcceptor;
 
 use crate::acme::Challenges;
-use crate::body::Body;
-use crate::body::Unsent;
+use crate::answer::{Answer, PerConnection};
 use crate::config::{Config, Limits};
 use crate::metrics::{CertExpiry, Metrics};
 use crate::service::{Service, Transport};
 use crate::tls::{self, TlsError};
 
 /// Answers one request; the other arguments say what its connection is (TLS, and its SNI) and
-/// count what its client has not read yet.
+/// what its requests share.
 pub(crate) type Handler =
-    Arc<dyn Fn(&Request<Incoming>, Transport<'_>, &Arc<Unsent>) -> Response<Body> + Send + Sync>;
+    Arc<dyn Fn(Request<Incoming>, Transport<'_>, &PerConnection) -> Answer + Send + Sync>;
 
 /// What a listener serves its connections with: a connection takes its TLS acceptor and
 /// limits from the one it was accepted under, so a reload never changes a connection's
@@ -62,7 +61,7 @@ impl Generation {
     ) -> Result<Generation, TlsError> {
         let service = Arc::new(Service::with_metrics(&config, metrics));
         let handler: Handler =
-            Arc::new(move |req, transport, unsent| service.handle_on(req, transport, Some(unsent)));
+            Arc::new(move |req, transport, connection| service.serve(req, transport, connection));
         let (tls, certificates) = match config.served_tls() {
             Some(files) => {
                 let provider = tls::provider();

@@ -24,6 +24,7 @@
 
 mod acme;
 mod admin;
+mod answer;
 mod body;
 mod cli;
 mod compress;
@@ -45,6 +46,7 @@ mod page;
 mod page_paths;
 mod page_query;
 mod reload;
+mod reports;
 mod routing;
 mod sandbox;
 mod server;
@@ -65,12 +67,14 @@ pub use csp::{
     ViewPolicy,
 };
 pub use embedders::{EmbedderError, Embedders};
+pub use limits::{MAX_REPORT_BODY, REPORT_PATH};
 pub use metrics::Metrics;
 pub use page_paths::{PagePath, PagePaths};
 pub use page_query::{
     CSP_PARAMETER, EMBEDDER_PARAMETER, EXPIRES_PARAMETER, PageQuery, QueryError,
     SIGNATURE_PARAMETER, UPGRADE_PARAMETER, policy_for_query,
 };
+pub use reports::read_report;
 pub use sandbox::{SandboxToken, ViewSandbox};
 pub use server::{ServeError, Server};
 pub use service::{PolicyVerdict, Service, Transport};

@@ -35,16 +35,20 @@ pub enum Refusal {
     TargetTooLong,
     /// hyper could not read it.
     Malformed,
-    /// It announces a body (`Content-Length` other than 0, or `Transfer-Encoding`).
+    /// It announces a body (`Content-Length` other than 0, or `Transfer-Encoding`), and is no
+    /// report.
     Body,
+    /// A report whose `Content-Length` is over `reports::MAX_REPORT_BODY`.
+    ReportTooLarge,
 }
 
 impl Refusal {
-    const ALL: [Refusal; 4] = [
+    const ALL: [Refusal; 5] = [
         Refusal::FieldsTooLarge,
         Refusal::TargetTooLong,
         Refusal::Malformed,
         Refusal::Body,
+        Refusal::ReportTooLarge,
     ];
 
     pub(crate) fn token(self) -> &'static str {
@@ -53,6 +57,7 @@ impl Refusal {
             Refusal::TargetTooLong => "target-too-long",
             Refusal::Malformed => "malformed",
             Refusal::Body => "body",
+            Refusal::ReportTooLarge => "report-too-large",
         }
     }
 
@@ -89,6 +94,14 @@ impl HeadLimits {
         self.request_line + self.fields
     }
 }
+
+/// The path of the CSP report endpoint, on every sandbox name the service answers.
+pub const REPORT_PATH: &str = "/csp-report";
+
+/// The most bytes a report's body may have. A report carries the policy it broke
+/// (`original-policy`), so this is what the longest policy a page's query can declare needs;
+/// a larger body is a `413`, counted.
+pub const MAX_REPORT_BODY: usize = 64 * 1024;
 
 #[cfg(test)]
 mod tests {

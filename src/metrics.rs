@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use http::StatusCode;
 
 use crate::idle::Closed;
+use crate::reports::{Intake, ViolationCounts};
 
 const PREFIX: &str = "mcp_sandbox_proxy";
 
@@ -25,6 +26,8 @@ pub(crate) struct HostCounters {
     policy_upgrades: AtomicU64,
     embedder_mismatches: AtomicU64,
     refused_signatures: AtomicU64,
+    /// Reported CSP violations, by directive.
+    pub(crate) violations: Arc<ViolationCounts>,
 }
 
 impl HostCounters {
@@ -82,6 +85,7 @@ pub struct Metrics {
     acme_issued: AtomicU64,
     acme_failed: AtomicU64,
     certificates: Mutex<Vec<CertExpiry>>,
+    reports: Arc<Intake>,
 }
 
 /// Holds one open connection in the gauge until dropped.
@@ -239,9 +243,10 @@ impl Metrics {
             &mut out,
             "refused_policy_signatures_total",
             "Page requests of a host that signs its policies whose ?csp= was unsigned, expired or wrongly signed: served the spec's default policy.",
-            all_hosts,
+            all_hosts.clone(),
             |c| &c.refused_signatures,
         );
+        self.render_reports(&mut out, all_hosts);
         drop(hosts);
         gauge(
             &mut out,
@@ -336,6 +341,66 @@ impl Metrics {
             escape(env!("MCP_SANDBOX_PROXY_GIT_REV"))
         );
         out
+    }
+}
+
+impl Metrics {
+    /// The reports the endpoint took, per host origin and directive (only those seen: the
+    /// series are bounded by the config and the directive list, never by clients), and those it
+    /// refused, by reason.
+    fn render_reports<'h>(
+        &self,
+        out: &mut String,
+        hosts: impl Iterator<Item = (&'h str, &'h Arc<HostCounters>)>,
+    ) {
+        header(
+            out,
+            "csp_violations_total",
+            "counter",
+            "CSP violations browsers reported to the sandbox, by host origin and effective directive (advisory: anyone can send a report).",
+        );
+        for (origin, counters) in hosts {
+            for (directive, value) in counters.violations.counts() {
+                if value > 0 {
+                    let _ = writeln!(
+                        out,
+                        "{PREFIX}_csp_violations_total{{host=\"{}\",directive=\"{directive}\"}} {value}",
+                        escape(origin)
+                    );
+                }
+            }
+        }
+        header(
+            out,
+            "csp_reports_refused_total",
+            "counter",
+            "Report requests the endpoint refused, by reason (rate and connection_rate: over its limits).",
+        );
+        for (reason, value) in self.reports.refusals() {
+            let _ = writeln!(
+                out,
+                "{PREFIX}_csp_reports_refused_total{{reason=\"{}\"}} {value}",
+                reason.label()
+            );
+        }
+        let (rows, evicted) = self.reports.table.rows();
+        gauge(
+            out,
+            "csp_report_table_rows",
+            "Rows in the admin listener's /csp-reports table.",
+            i64::try_from(rows.len()).unwrap_or(i64::MAX),
+        );
+        counter(
+            out,
+            "csp_report_table_evictions_total",
+            "Rows of the /csp-reports table evicted to make room for new ones (its size is capped).",
+            evicted,
+        );
+    }
+
+    /// What the report endpoint shares across reloads: the table, rates and refusals.
+    pub(crate) fn reports(&self) -> Arc<Intake> {
+        self.reports.clone()
     }
 }
 

@@ -44,6 +44,11 @@ impl FromStr for PagePath {
                 "{raw:?} has an empty, \".\" or \"..\" segment: a browser would read it as another path"
             ));
         }
+        if raw == crate::limits::REPORT_PATH {
+            return Err(format!(
+                "{raw:?} is where browsers send CSP reports on every sandbox name: not a page path"
+            ));
+        }
         Ok(PagePath(raw.to_owned()))
     }
 }

@@ -16,6 +16,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, watch};
 
 use crate::acme::{self, Acme, Challenges};
+use crate::answer::Answer;
 use crate::config::Config;
 use crate::connection::{self, Admitted, Drain};
 use crate::generation::{Endpoint, Generation, Handler};
@@ -146,19 +147,20 @@ impl Server {
         // The demo embeds the first host's sandbox (the embedded default has exactly one).
         if let (Some(addr), Some(host)) = (config.demo_listen, config.hosts.first()) {
             let demo = Arc::new(demo::DemoHost::new(&format!("http://{}", host.sandbox)));
-            let handler: Handler = Arc::new(move |req, _, _| demo.handle(req));
+            let handler: Handler = Arc::new(move |req, _, _| Answer::ready(demo.handle(&req)));
             listeners.push(Listener::fixed(ListenerKind::Demo, addr, handler, &config).await?);
         }
         if let Some(addr) = config.admin_listen {
             let admin = Arc::new(admin::Admin::new(metrics.clone(), ready.clone()));
-            let handler: Handler = Arc::new(move |req, _, _| admin.handle(req));
+            let handler: Handler = Arc::new(move |req, _, _| Answer::ready(admin.handle(&req)));
             listeners.push(Listener::fixed(ListenerKind::Admin, addr, handler, &config).await?);
         }
         if let Some(crate::config::Challenge::Http01 { listen }) =
             config.acme.as_ref().map(|acme| acme.challenge)
         {
             let open = challenges.clone();
-            let handler: Handler = Arc::new(move |req, _, _| acme::http01_answer(&open, req));
+            let handler: Handler =
+                Arc::new(move |req, _, _| Answer::ready(acme::http01_answer(&open, &req)));
             listeners
                 .push(Listener::fixed(ListenerKind::AcmeHttp, listen, handler, &config).await?);
         }

@@ -54,6 +54,7 @@ pub(super) const KEYS: &[&str] = &[
     "policy_max_lifetime",
     "page_paths",
     "view_policy",
+    "csp_reports",
 ];
 
 /// One origin or pattern of an `origin` list; its error names the value, as for one origin.
@@ -151,18 +152,8 @@ pub(super) fn entry(
         }
     };
     let sandbox = w.parsed::<SandboxName>(table, value, &prefix, "sandbox");
-    let per_server_subdomains = match table.get("per_server_subdomains") {
-        None => false,
-        Some(v) => match v.get_ref() {
-            DeValue::Boolean(b) => *b,
-            other => {
-                let found = other.type_str();
-                let key = join(&prefix, "per_server_subdomains");
-                w.error_at(v, &key, format!("must be true or false, not {found}"));
-                false
-            }
-        },
-    };
+    let per_server_subdomains = flag(w, &at, "per_server_subdomains", false);
+    let csp_reports = flag(w, &at, "csp_reports", false);
     let view_opt_ins = w.optional(&at, "view_opt_ins", OptIns::default(), opt_ins);
     let relay_messages = w.optional(
         &at,
@@ -215,7 +206,24 @@ pub(super) fn entry(
         policy_max_lifetime: policy_max_lifetime?,
         page_paths: page_paths?,
         view_policy: view_policy?,
+        csp_reports,
     })
+}
+
+/// A `true` or `false` key, `default` when absent; anything else is a problem, and the default.
+fn flag(w: &mut Walker<'_>, at: &Keys<'_, '_>, name: &str, default: bool) -> bool {
+    let Some(v) = at.table.get(name) else {
+        return default;
+    };
+    match v.get_ref() {
+        DeValue::Boolean(b) => *b,
+        other => {
+            let found = other.type_str();
+            let key = join(at.prefix, name);
+            w.error_at(v, &key, format!("must be true or false, not {found}"));
+            default
+        }
+    }
 }
 
 /// A host's view opt-ins: a list of their names, each known.

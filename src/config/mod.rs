@@ -119,6 +119,9 @@ pub struct HostEntry {
     pub page_paths: PagePaths,
     /// Who writes the view's policy (`view_policy`).
     pub view_policy: ViewPolicyOwner,
+    /// Whether this host's page policies ask browsers to report violations to the sandbox
+    /// (`csp_reports`, on by default).
+    pub csp_reports: bool,
 }
 
 /// Which messages the relay forwards between a host and its view.

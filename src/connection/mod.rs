@@ -9,7 +9,6 @@
 mod h1;
 mod h2;
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
@@ -24,7 +23,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, mpsc, watch};
 
-use crate::body::{CHUNK_BYTES, Unsent};
+use crate::answer::PerConnection;
+use crate::body::CHUNK_BYTES;
 use crate::generation::Endpoint;
 use crate::idle::OpenConnections;
 use crate::io::activity::Activity;
@@ -297,7 +297,7 @@ where
 {
     let Endpoints { accepted, current } = endpoints;
     let counted = activity.clone();
-    let unsent = Unsent::new(accepted.limits.max_unsent_bytes);
+    let per_connection = PerConnection::new(accepted.limits.max_unsent_bytes);
     let service = service_fn(move |req: Request<Incoming>| {
         let transport = match &tls {
             None => Transport::Plain,
@@ -307,11 +307,9 @@ where
         };
         // The current generation's handler, held only while it answers (see `Endpoints`).
         let handler = current.borrow().handler.clone();
-        let response = handler(&req, transport, &unsent);
+        let answer = handler(req, transport, &per_connection);
         counted.answered();
-        // A ready future, not an async block: it is `Unpin`, as an HTTP/1 connection that
-        // rests (see `h1`) needs its service's futures to be.
-        std::future::ready(Ok::<_, Infallible>(response))
+        answer
     });
     let limits = &accepted.limits;
     if h2 {

@@ -61,10 +61,19 @@ pub(super) fn content_security_policy(
     view_policy: Option<&str>,
     origins: &Pinned<'_>,
     sandbox: &str,
+    report_to: Option<&str>,
 ) -> String {
+    // Each policy names the endpoint with its own mark, so a report says which it broke.
+    // `report-uri` alone: Firefox ESR 153 drops a policy's `report-uri` when it also has
+    // `report-to`, and then sends nothing (docs/http.md, tests/browser/reports.test.mjs).
+    let report = |source: &str| match report_to {
+        Some(url) => format!("; report-uri {url}?from={source}"),
+        None => String::new(),
+    };
+    let page = format!("frame-ancestors {origins}; {sandbox}{}", report("page"));
     match view_policy {
-        Some(view_policy) => format!("{view_policy}, frame-ancestors {origins}; {sandbox}"),
-        None => format!("frame-ancestors {origins}; {sandbox}"),
+        Some(view_policy) => format!("{view_policy}{}, {page}", report("view")),
+        None => page,
     }
 }
 

@@ -12,6 +12,7 @@ mod logs;
 mod page_cache;
 mod policy;
 mod render;
+mod reports;
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -31,6 +32,7 @@ use crate::origin::split_host_port;
 use crate::page::PageTemplate;
 use crate::page_paths::PagePaths;
 use crate::page_query::PageQuery;
+use crate::reports::Intake;
 use crate::routing::{Routes, lower_case, route_key};
 use crate::sandbox::ViewSandbox;
 use crate::signing::unix_now;
@@ -69,7 +71,19 @@ struct Entry {
     page_paths: PagePaths,
     /// The host writes its views' policies itself: the header carries none (`view_policy`).
     host_policy: bool,
+    /// The entry's name in the metrics and the report table (its origin).
+    name: Arc<str>,
+    /// The sandbox name as routed (lower case, the default port left out).
+    sandbox: Box<str>,
+    /// Whether the page's policies name the report endpoint (`csp_reports`).
+    reports: bool,
+    /// `https` or `http`: how browsers reach this sandbox, for the report endpoint's URL.
+    report_scheme: &'static str,
 }
+
+/// A request turned away: the host entry it was for, if any, and its answer. As large as any
+/// answer, and returned once per request, as a ready answer is (so not boxed).
+type Turned<'e> = (Option<&'e Entry>, Response<Body>);
 
 /// What the connection a request arrived on says about it.
 #[derive(Clone, Copy, Debug)]
@@ -100,6 +114,10 @@ pub struct Service {
     max_header_bytes: usize,
     page: PageTemplate,
     pages: PageCache,
+    /// Shared by every generation: the report table, rates and refusals.
+    reports: Arc<Intake>,
+    /// How long a report's body may take to arrive.
+    report_read_timeout: Duration,
 }
 
 impl Service {
@@ -115,7 +133,12 @@ impl Service {
         let mut names = Routes::default();
         let mut server_names = Routes::<Vec<usize>>::default();
         for (index, entry) in config.hosts.iter().enumerate() {
-            entries.push(Entry::new(entry, metrics));
+            entries.push(Entry::new(
+                entry,
+                metrics,
+                config.tls.is_some(),
+                default_port,
+            ));
             let per_server = entry.per_server_subdomains;
             let authority = entry.sandbox.authority(default_port);
             names.add(&authority, per_server, |slot| *slot = index);
@@ -140,6 +163,8 @@ impl Service {
             max_header_bytes: config.limits.max_header_bytes,
             page: PageTemplate::new(),
             pages: PageCache::new(config.limits.page_cache_bytes),
+            reports: metrics.reports(),
+            report_read_timeout: config.limits.header_read_timeout,
         }
     }
 
@@ -156,7 +181,29 @@ impl Service {
         transport: Transport<'_>,
         unsent: Option<&Arc<Unsent>>,
     ) -> Response<Body> {
-        let (entry, response) = self.answer(req, transport);
+        let (entry, response) = match self.route_request(req, transport) {
+            Ok((index, authority)) => (
+                Some(&self.entries[index]),
+                self.answer_entry(req, index, authority),
+            ),
+            Err(refused) => refused,
+        };
+        self.finish(
+            entry,
+            req.headers().contains_key(header::COOKIE),
+            response,
+            unsent,
+        )
+    }
+
+    /// What every answer gets: charged to its connection, counted, HSTS, and cookies cleared.
+    fn finish(
+        &self,
+        entry: Option<&Entry>,
+        had_cookies: bool,
+        response: Response<Body>,
+        unsent: Option<&Arc<Unsent>>,
+    ) -> Response<Body> {
         let mut response = match unsent {
             Some(unsent) => charged(response, unsent),
             None => response,
@@ -170,7 +217,7 @@ impl Service {
         // SECURITY: this service sets no cookie, so any a request carries were set by a view
         // for the sandbox name (or its parent), where every other MCP server's view can read
         // them and a flood of them can cost views their pages. Each answer clears them.
-        if req.headers().contains_key(header::COOKIE) {
+        if had_cookies {
             headers.insert(CLEAR_SITE_DATA, CLEAR_COOKIES);
             // An answer that clears one client's cookies is that client's alone: no cache may
             // keep it and replay it to others.
@@ -180,40 +227,42 @@ impl Service {
         response
     }
 
-    fn answer<B>(
+    /// The host entry a request is for, and its authority; or the answer that refuses it.
+    #[allow(clippy::result_large_err)]
+    fn route_request<'r, B>(
         &self,
-        req: &Request<B>,
+        req: &'r Request<B>,
         transport: Transport<'_>,
-    ) -> (Option<&Entry>, Response<Body>) {
+    ) -> Result<(usize, &'r str), Turned<'_>> {
         if let Some(refusal) = req.headers().get(REFUSAL_FIELD) {
             let refusal = Refusal::from_token(refusal.as_bytes()).unwrap_or(Refusal::Malformed);
-            return (None, self.refused(refusal));
+            return Err((None, self.refused(refusal)));
         }
         if field_bytes(req) > self.max_header_bytes {
-            return (None, self.refused(Refusal::FieldsTooLarge));
+            return Err((None, self.refused(Refusal::FieldsTooLarge)));
         }
         let Some(authority) = request_authority(req) else {
             let response = error(
                 StatusCode::BAD_REQUEST,
                 "the request names no host, or more than one (Host or :authority)",
             );
-            return (None, response);
+            return Err((None, response));
         };
         let Some(index) = self.route(authority) else {
             let reason = format!(
                 "this proxy serves no sandbox named \"{}\"",
                 authority.escape_debug()
             );
-            return (None, error(StatusCode::MISDIRECTED_REQUEST, &reason));
+            return Err((None, error(StatusCode::MISDIRECTED_REQUEST, &reason)));
         };
         let entry = &self.entries[index];
         if let Transport::Tls { server_name } = transport
             && self.tls
             && let Err(reason) = self.check_server_name(server_name, authority, index)
         {
-            return (Some(entry), error(StatusCode::MISDIRECTED_REQUEST, &reason));
+            return Err((Some(entry), error(StatusCode::MISDIRECTED_REQUEST, &reason)));
         }
-        (Some(entry), self.answer_entry(req, index, authority))
+        Ok((index, authority))
     }
 
     /// SECURITY: a connection negotiated for one host's name must not serve another host's
@@ -277,8 +326,15 @@ impl Service {
             ),
             Refusal::Body => (
                 StatusCode::BAD_REQUEST,
-                "a request to this service carries no body".to_owned(),
+                "a request to this service carries no body, but a CSP report's (POST /csp-report, with Content-Length)".to_owned(),
             ),
+            Refusal::ReportTooLarge => {
+                self.reports.count_refused(crate::reports::Refused::TooLarge);
+                (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    crate::reports::Refused::TooLarge.to_string(),
+                )
+            }
         };
         error(status, &reason)
     }
@@ -341,11 +397,12 @@ impl Service {
     ) -> Result<Arc<RenderedPage>, PageError> {
         let now = unix_now();
         let entry = &self.entries[index];
-        // A signature's verdict depends on the name served, so a signing host's pages are
-        // kept per name; every other host's are shared by its names.
-        let cache_key = match entry.signing {
-            Some(_) => Cow::Owned(format!("{served_as}\n{raw_query}")),
-            None => Cow::Borrowed(raw_query),
+        // A signature's verdict and the report endpoint's URL depend on the name served, so
+        // such a host's pages are kept per name; every other host's are shared by its names.
+        let cache_key = if entry.signing.is_some() || entry.reports {
+            Cow::Owned(format!("{served_as}\n{raw_query}"))
+        } else {
+            Cow::Borrowed(raw_query)
         };
         if let Some(page) = self.pages.get(index, &cache_key)
             && page.is_valid_at(now)
@@ -438,7 +495,7 @@ fn charged(response: Response<Body>, unsent: &Arc<Unsent>) -> Response<Body> {
 }
 
 impl Entry {
-    fn new(entry: &HostEntry, metrics: &Metrics) -> Self {
+    fn new(entry: &HostEntry, metrics: &Metrics, tls: bool, default_port: u16) -> Self {
         let max_age = entry.cache_max_age.as_secs();
         let cache_control = if max_age == 0 {
             NO_STORE
@@ -446,8 +503,20 @@ impl Entry {
             let value = format!("public, max-age={max_age}");
             HeaderValue::from_str(&value).unwrap_or(NO_STORE)
         };
+        let name = entry.origin.to_string();
+        // An https host page cannot frame an http sandbox (mixed content), so without [tls]
+        // a sandbox of an https host is reached through a front end that terminates TLS.
+        let https = tls
+            || entry
+                .origin
+                .iter()
+                .any(|e| e.to_string().starts_with("https:"));
         Entry {
-            counters: metrics.entry(&entry.origin.to_string()),
+            counters: metrics.entry(&name),
+            name: Arc::from(name),
+            sandbox: route_key(&entry.sandbox.authority(default_port), default_port).into(),
+            reports: entry.csp_reports,
+            report_scheme: if https { "https" } else { "http" },
             origin: entry.origin.clone(),
             cacheable: max_age > 0,
             cache_control,

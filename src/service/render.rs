@@ -9,6 +9,7 @@ use crate::compress::Encoding;
 use crate::embedders::EmbedderError;
 use crate::page::{PageTemplate, RelaySettings};
 use crate::page_query::{PageQuery, QueryError};
+use crate::reports::REPORT_PATH;
 
 use super::Entry;
 use super::headers::content_security_policy;
@@ -44,7 +45,12 @@ pub(super) fn render(
     // A host that writes its views' policies gets the page framed and sandboxed only; the
     // spec's default, built all the same, is the relay's for a view that came without one.
     let view_policy = (!entry.host_policy).then(|| policy.header());
-    let csp = content_security_policy(view_policy, &origins, &sandbox);
+    // Absolute: WebKit sends no report of a blocked load in a srcdoc or about:blank frame for
+    // a relative `report-uri`.
+    let report_to = entry
+        .reports
+        .then(|| format!("{}://{served_as}{REPORT_PATH}", entry.report_scheme));
+    let csp = content_security_policy(view_policy, &origins, &sandbox, report_to.as_deref());
     let Ok(csp) = HeaderValue::from_str(&csp) else {
         return Err(PageError::Header);
     };

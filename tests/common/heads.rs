@@ -11,7 +11,7 @@
 //! (a method, a URI, field names, `Content-Length` digits), written here from the `http` types.
 #![allow(dead_code)]
 
-use mcp_sandbox_proxy::{HeadLimits, HeadScanner, Refusal};
+use mcp_sandbox_proxy::{HeadLimits, HeadScanner, MAX_REPORT_BODY, REPORT_PATH, Refusal};
 
 /// Bounds on the reader's work, in its own units (see `HeadScanner::work`).
 pub const WORK_PER_BYTE: u64 = 16;
@@ -27,6 +27,8 @@ pub struct Head {
     target: String,
     version: u8,
     fields: Vec<(String, Vec<u8>)>,
+    /// A report's body, as much of it as arrived.
+    body: Vec<u8>,
 }
 
 /// What became of one head.
@@ -106,8 +108,11 @@ fn reader_outcomes(scanner: &HeadScanner) -> Vec<Outcome> {
                 String::from_utf8_lossy(out)
             );
         };
-        outcomes.push(Outcome::Passed(head_of(&request)));
-        out = &out[n..];
+        let mut head = head_of(&request);
+        let body = report_body(&request).min(out.len() - n);
+        head.body = out[n..n + body].to_vec();
+        outcomes.push(Outcome::Passed(head));
+        out = &out[n + body..];
     }
     if let Some(refusal) = scanner.refusal() {
         outcomes.push(Outcome::Refused(Some(refusal)));
@@ -121,6 +126,7 @@ fn refusal_request(refusal: Refusal) -> String {
         Refusal::TargetTooLong => "target-too-long",
         Refusal::Malformed => "malformed",
         Refusal::Body => "body",
+        Refusal::ReportTooLarge => "report-too-large",
     };
     format!("GET / HTTP/1.1\r\nx-mcp-sandbox-proxy-refused: {token}\r\nconnection: close\r\n\r\n")
 }
@@ -141,6 +147,21 @@ fn head_of(request: &httparse::Request<'_, '_>) -> Head {
                 }
             })
             .collect(),
+        body: Vec::new(),
+    }
+}
+
+/// The length of the body a head that passed announces: a report's `Content-Length`, or 0.
+fn report_body(request: &httparse::Request<'_, '_>) -> usize {
+    let report = request.method == Some("POST")
+        && request.path.unwrap_or_default().split('?').next() == Some(REPORT_PATH);
+    let length = request
+        .headers
+        .iter()
+        .find(|f| f.name.eq_ignore_ascii_case("content-length"));
+    match length {
+        Some(field) if report => std::str::from_utf8(field.value).unwrap().parse().unwrap(),
+        _ => 0,
     }
 }
 
@@ -155,13 +176,20 @@ pub fn reference(input: &[u8], limits: HeadLimits) -> Vec<Outcome> {
         match request.parse(rest) {
             Ok(httparse::Status::Partial) => return outcomes,
             Ok(httparse::Status::Complete(n)) => {
-                let outcome = judge(&request, &rest[..n], limits);
+                let mut outcome = judge(&request, &rest[..n], limits);
+                // A report's body follows its head; the next head starts after it.
+                let mut next = n;
+                if let Outcome::Passed(head) = &mut outcome {
+                    let body = report_body(&request).min(rest.len() - n);
+                    head.body = rest[n..n + body].to_vec();
+                    next += body;
+                }
                 let refused = matches!(outcome, Outcome::Refused(_));
                 outcomes.push(outcome);
                 if refused {
                     return outcomes;
                 }
-                rest = &rest[n..];
+                rest = &rest[next..];
             }
             Err(_) => {
                 outcomes.push(Outcome::Refused(None));
@@ -225,6 +253,22 @@ fn judge(request: &httparse::Request<'_, '_>, head: &[u8], limits: HeadLimits) -
         .map(|f| f.value)
         .collect();
     let digits = |v: &[u8]| !v.is_empty() && v.iter().all(u8::is_ascii_digit);
+    // A CSP report (POST /csp-report) may carry one length of at most MAX_REPORT_BODY.
+    if method == "POST" && target.split('?').next() == Some(REPORT_PATH) {
+        if lengths.len() > 1 || lengths.iter().any(|v| !digits(v)) {
+            return Outcome::Refused(Some(Refusal::Malformed));
+        }
+        // Compared as a big number: leading zeros dropped, then by length, then by digits.
+        let cap = MAX_REPORT_BODY.to_string();
+        let over = lengths.first().is_some_and(|v| {
+            let v = std::str::from_utf8(v).unwrap().trim_start_matches('0');
+            (v.len(), v) > (cap.len(), cap.as_str())
+        });
+        if over {
+            return Outcome::Refused(Some(Refusal::ReportTooLarge));
+        }
+        return Outcome::Passed(head_of(request));
+    }
     if lengths
         .iter()
         .any(|v| digits(v) && v.iter().any(|b| *b != b'0'))
@@ -243,6 +287,12 @@ const HEAD_PIECES: &[&[u8]] = &[
     b"GET /sandbox.html?csp=%7B%7D HTTP/1.1\r\n",
     b"HEAD /a HTTP/1.0\n",
     b"POST / HTTP/1.1\r\n",
+    b"POST /csp-report?from=view HTTP/1.1\r\n",
+    b"POST /csp-report HTTP/1.1\r\n",
+    b"GET /csp-report HTTP/1.1\r\n",
+    b"Content-Length: 65536\r\n",
+    b"Content-Length: 0065537\r\n",
+    b"Content-Length: 99999999999999999999999\r\n",
     b"GET  / HTTP/1.1\r\n",
     b"GET http://a.test/ HTTP/1.1\r\n",
     b"GET /a#b HTTP/1.1\r\n",

@@ -6,8 +6,9 @@ use std::mem::MaybeUninit;
 
 use crate::limits::{MAX_FIELD_NAME, MAX_FIELDS, MAX_TARGET, Refusal};
 
-/// Checks one complete head, as the scanner framed it (its last line is the empty one).
-pub(super) fn check(head: &[u8]) -> Result<(), Refusal> {
+/// Checks one complete head, as the scanner framed it (its last line is the empty one): the
+/// length of the body that follows it (a report's; zero for any other), or why it is refused.
+pub(super) fn check(head: &[u8]) -> Result<usize, Refusal> {
     // Left uninitialised, as hyper does: httparse writes each field before it is read, and
     // filling 100 empty fields for every head cost more than parsing it.
     let mut fields = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_FIELDS];
@@ -47,31 +48,75 @@ pub(super) fn check(head: &[u8]) -> Result<(), Refusal> {
     {
         return Err(Refusal::Malformed);
     }
-    body_announced(request.headers)
+    let report = request.method == Some("POST")
+        && target.split('?').next() == Some(crate::limits::REPORT_PATH);
+    body_announced(request.headers, report)
 }
 
-/// hyper's reading of a body's framing, for a service that takes no body: `Transfer-Encoding`
-/// always announces one; every `Content-Length` must be digits only (hyper refuses an empty or
-/// signed one), and one other than zero announces a body.
-fn body_announced(fields: &[httparse::Header<'_>]) -> Result<(), Refusal> {
+/// hyper's reading of a body's framing, for a service that takes no body but a report's:
+/// `Transfer-Encoding` always announces one; every `Content-Length` must be digits only (hyper
+/// refuses an empty or signed one), and one other than zero announces a body. A `report`
+/// (`POST /csp-report`) may have one `Content-Length` of at most `MAX_REPORT_BODY`.
+fn body_announced(fields: &[httparse::Header<'_>], report: bool) -> Result<usize, Refusal> {
     let mut malformed = false;
+    let mut lengths = 0;
+    let mut announced = false;
+    let mut too_large = false;
+    let mut length = 0;
     for field in fields {
         if field.name.eq_ignore_ascii_case("transfer-encoding") {
             return Err(Refusal::Body);
         }
         if field.name.eq_ignore_ascii_case("content-length") {
+            lengths += 1;
             let value = field.value;
             if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
                 malformed = true;
             } else if value.iter().any(|b| *b != b'0') {
-                return Err(Refusal::Body);
+                announced = true;
+                match report_length(value) {
+                    Some(n) => length = n,
+                    None => too_large = true,
+                }
             }
         }
     }
-    if malformed {
+    if !report {
+        if announced {
+            return Err(Refusal::Body);
+        }
+        return if malformed {
+            Err(Refusal::Malformed)
+        } else {
+            Ok(0)
+        };
+    }
+    // Two lengths, even equal ones, are a head only hyper would have to judge.
+    if malformed || lengths > 1 {
         return Err(Refusal::Malformed);
     }
-    Ok(())
+    if too_large {
+        return Err(Refusal::ReportTooLarge);
+    }
+    Ok(length)
+}
+
+/// A `Content-Length` of ASCII digits, if it is at most `MAX_REPORT_BODY`, however many
+/// leading zeros or digits it has.
+fn report_length(digits: &[u8]) -> Option<usize> {
+    let start = digits
+        .iter()
+        .position(|b| *b != b'0')
+        .unwrap_or(digits.len());
+    let significant = &digits[start..];
+    if significant.len() > 7 {
+        return None;
+    }
+    let n = std::str::from_utf8(significant)
+        .ok()?
+        .parse::<usize>()
+        .unwrap_or(0);
+    (n <= crate::limits::MAX_REPORT_BODY).then_some(n)
 }
 
 /// A request target made only of bytes every URI parser takes in a path or query (RFC 3986's
@@ -123,8 +168,8 @@ mod tests {
     #[test]
     fn content_length_is_read_as_hyper_reads_it() {
         let cases = [
-            ("0", Ok(())),
-            ("000", Ok(())),
+            ("0", Ok(0)),
+            ("000", Ok(0)),
             ("5", Err(Refusal::Body)),
             ("", Err(Refusal::Malformed)),
             ("+0", Err(Refusal::Malformed)),
@@ -137,6 +182,60 @@ mod tests {
         }
         let blank = "POST / HTTP/1.1\r\nContent-Length:   \r\n\r\n";
         assert_eq!(check(blank.as_bytes()), Err(Refusal::Malformed));
+    }
+
+    #[test]
+    fn a_report_alone_may_announce_a_body_of_at_most_the_cap() {
+        let cap = crate::limits::MAX_REPORT_BODY;
+        let cases = [
+            (
+                "POST /csp-report?from=view",
+                "Content-Length: 300\r\n",
+                Ok(300),
+            ),
+            ("POST /csp-report", "Content-Length: 0\r\n", Ok(0)),
+            ("POST /csp-report", "", Ok(0)),
+            (
+                "POST /csp-report",
+                &format!("Content-Length: 000{cap}\r\n"),
+                Ok(cap),
+            ),
+            (
+                "POST /csp-report",
+                &format!("Content-Length: {}\r\n", cap + 1),
+                Err(Refusal::ReportTooLarge),
+            ),
+            (
+                "POST /csp-report",
+                "Content-Length: 99999999999999999999999\r\n",
+                Err(Refusal::ReportTooLarge),
+            ),
+            (
+                "POST /csp-report",
+                "Content-Length: 5\r\nContent-Length: 5\r\n",
+                Err(Refusal::Malformed),
+            ),
+            (
+                "POST /csp-report",
+                "Transfer-Encoding: chunked\r\n",
+                Err(Refusal::Body),
+            ),
+            (
+                "POST /csp-report/",
+                "Content-Length: 5\r\n",
+                Err(Refusal::Body),
+            ),
+            (
+                "PUT /csp-report",
+                "Content-Length: 5\r\n",
+                Err(Refusal::Body),
+            ),
+            ("POST /sandbox", "Content-Length: 5\r\n", Err(Refusal::Body)),
+        ];
+        for (line, fields, expected) in cases {
+            let head = format!("{line} HTTP/1.1\r\n{fields}\r\n");
+            assert_eq!(check(head.as_bytes()), expected, "{head:?}");
+        }
     }
 
     #[test]

@@ -63,6 +63,9 @@ enum State {
     /// Past a limit, or unreadable: dropped up to the head's end, then `refusal` is handed on.
     /// `line_empty`: the current line has had nothing but `\r` so far.
     Discard { refusal: Refusal, line_empty: bool },
+    /// A report's body (the one body a head may announce, at most `MAX_REPORT_BODY`): its
+    /// bytes are passed on as they are, `left` more of them.
+    Body { left: usize },
 }
 
 /// Which budget a kept byte is charged to.
@@ -132,6 +135,7 @@ impl HeadScanner {
                     refusal,
                     line_empty,
                 } => self.discard(bytes, refusal, line_empty),
+                State::Body { left } => self.body(bytes, left),
             };
             bytes = &bytes[taken..];
         }
@@ -190,6 +194,17 @@ impl HeadScanner {
     pub(crate) fn drop_after_refusal(&mut self, bytes: usize) -> bool {
         self.discarded = self.discarded.saturating_add(bytes);
         self.discarded <= MAX_DISCARD
+    }
+
+    fn body(&mut self, bytes: &[u8], left: usize) -> usize {
+        let n = left.min(bytes.len());
+        self.work += n as u64;
+        self.out.extend_from_slice(&bytes[..n]);
+        self.state = match left - n {
+            0 => State::Between,
+            left => State::Body { left },
+        };
+        n
     }
 
     fn begin_head(&mut self) -> usize {
@@ -397,16 +412,26 @@ impl HeadScanner {
     fn end_of_head(&mut self) {
         let head = std::mem::take(&mut self.head);
         self.work += CHECK_PASSES * head.len() as u64;
-        match check(&head) {
+        let body = match check(&head) {
             // The head's own allocation becomes what hyper reads: no copy.
-            Ok(()) if self.pending().is_empty() => {
+            Ok(body) if self.pending().is_empty() => {
                 self.out = head;
                 self.out_read = 0;
+                body
             }
-            Ok(()) => self.out.extend_from_slice(&head),
-            Err(refusal) => self.refuse(refusal),
-        }
-        self.state = State::Between;
+            Ok(body) => {
+                self.out.extend_from_slice(&head);
+                body
+            }
+            Err(refusal) => {
+                self.refuse(refusal);
+                0
+            }
+        };
+        self.state = match body {
+            0 => State::Between,
+            left => State::Body { left },
+        };
         self.line_start = 0;
         self.request_line_left = self.limits.request_line;
         self.fields_left = self.limits.fields;
