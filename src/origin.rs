@@ -216,6 +216,16 @@ impl fmt::Display for OriginPattern {
     }
 }
 
+impl Embedder {
+    /// Whether its pages are https: a pattern's always are.
+    pub(crate) fn is_https(&self) -> bool {
+        match self {
+            Embedder::Exact(origin) => origin.scheme() == Scheme::Https,
+            Embedder::Pattern(_) => true,
+        }
+    }
+}
+
 impl fmt::Display for Embedder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

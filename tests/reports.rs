@@ -292,3 +292,42 @@ async fn one_connection_flooding_reports_is_cut_off_and_the_page_is_still_served
     );
     running.stop().await;
 }
+
+#[test]
+fn csp_reports_is_a_boolean_and_its_path_no_page_path() {
+    let problems = |text: &str| match mcp_sandbox_proxy::Config::parse(
+        "c.toml",
+        text,
+        std::path::Path::new("."),
+    ) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    };
+    let host =
+        "[[hosts]]\norigin = \"https://chat.example.com\"\nsandbox = \"chat.sandbox.test\"\n";
+    let text = format!("{host}csp_reports = \"yes\"\n");
+    assert!(
+        problems(&text).contains("hosts[0].csp_reports must be true or false, not string"),
+        "{}",
+        problems(&text)
+    );
+    let text = format!("{host}page_paths = [\"/\", \"/csp-report\"]\n");
+    assert!(
+        problems(&text).contains("\"/csp-report\" is where browsers send CSP reports"),
+        "{}",
+        problems(&text)
+    );
+}
+
+#[tokio::test]
+async fn a_sandbox_of_a_plain_http_host_without_tls_names_an_http_endpoint() {
+    let text = "listen = \"127.0.0.1:0\"\n[[hosts]]\norigin = \"http://localhost:6274\"\nsandbox = \"localhost:8081\"\ncsp_reports = true\n";
+    let running = common::net::Running::start(&config(text)).await;
+    let (status, head, _) = get(running.addr, "localhost:8081", "/").await;
+    assert_eq!(status, 200);
+    assert!(
+        head.contains("; report-uri http://localhost:8081/csp-report?from=page"),
+        "{head}"
+    );
+    running.stop().await;
+}

@@ -15,6 +15,10 @@ use super::rate::{ConnectionReports, TokenBucket};
 use super::table::{Key, ReportTable, Source};
 use crate::signing::unix_now;
 
+/// Report bodies read at once, across all clients: at most this many times `MAX_REPORT_BODY`
+/// is held for bodies still arriving, however many connections and HTTP/2 streams send them.
+pub(crate) const MAX_READING: usize = 64;
+
 /// Log lines per second about reports, and their burst; the rest are counted in the next line.
 const LOG_LINES_PER_SECOND: f64 = 5.0;
 const LOG_LINES_BURST: f64 = 20.0;
@@ -89,6 +93,7 @@ pub(crate) struct Intake {
     refused: [AtomicU64; Refused::ALL.len()],
     log_lines: TokenBucket,
     unlogged: AtomicU64,
+    reading: Arc<tokio::sync::Semaphore>,
 }
 
 impl Default for Intake {
@@ -99,6 +104,7 @@ impl Default for Intake {
             refused: Default::default(),
             log_lines: TokenBucket::new(LOG_LINES_PER_SECOND, LOG_LINES_BURST),
             unlogged: AtomicU64::new(0),
+            reading: Arc::new(tokio::sync::Semaphore::new(MAX_READING)),
         }
     }
 }
@@ -119,21 +125,23 @@ impl Intake {
             .map(|(reason, count)| (*reason, count.load(Relaxed)))
     }
 
-    /// Takes the violations of one body: within this connection's and every client's rate,
-    /// counted per host entry and directive, kept in the table and logged within its limit.
-    fn admit(
-        &self,
-        target: &ReportTarget,
-        violations: Vec<Violation>,
-        connection: &ConnectionReports,
-    ) -> Result<usize, Refused> {
+    /// Admits `n` reports within this connection's and every client's rate, taking nothing
+    /// from either when one of them has no room.
+    fn within_rates(&self, n: usize, connection: &ConnectionReports) -> Result<(), Refused> {
         let now = Instant::now();
-        if !connection.take(violations.len(), now) {
+        if !connection.take(n, now) {
             return Err(Refused::Connection);
         }
-        if !self.rate.take(violations.len(), now) {
+        if !self.rate.take(n, now) {
             return Err(Refused::Rate);
         }
+        Ok(())
+    }
+
+    /// Counts each violation per host entry and directive, keeps it in the table and logs it
+    /// within the log's limit.
+    fn take(&self, target: &ReportTarget, violations: Vec<Violation>) -> usize {
+        let now = Instant::now();
         let seconds = unix_now();
         let taken = violations.len();
         for violation in violations {
@@ -148,7 +156,7 @@ impl Intake {
             self.log(&key, now);
             self.table.record(key, seconds);
         }
-        Ok(taken)
+        taken
     }
 
     /// One line per violation, at most [`LOG_LINES_PER_SECOND`]; every value in it is one the
@@ -174,6 +182,10 @@ impl Intake {
 
 /// Reads one report body of `media_type` within [`MAX_REPORT_BODY`] and `timeout`, and takes
 /// what it names; the number of violations taken, or why none was.
+///
+/// SECURITY: the rates are charged a report before its body is read, and the body is read
+/// only with one of [`MAX_READING`] places free, so a flood costs neither reading nor parsing
+/// beyond the rates, and the bodies in flight hold a bounded amount of memory in all.
 pub(crate) async fn receive<B>(
     intake: &Intake,
     target: &ReportTarget,
@@ -186,6 +198,10 @@ where
     B: http_body::Body<Data = Bytes>,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    intake.within_rates(1, connection)?;
+    let Ok(_reading) = intake.reading.clone().try_acquire_owned() else {
+        return Err(Refused::Rate);
+    };
     let bytes =
         match tokio::time::timeout(timeout, Limited::new(body, MAX_REPORT_BODY).collect()).await {
             Err(_) => return Err(Refused::Slow),
@@ -197,5 +213,83 @@ where
             Ok(Ok(collected)) => collected.to_bytes(),
         };
     let violations = parse(media_type, &bytes).map_err(|_| Refused::Malformed)?;
-    intake.admit(target, violations, connection)
+    // The first report was charged before the body was read; a batch pays for the rest.
+    intake.within_rates(violations.len() - 1, connection)?;
+    Ok(intake.take(target, violations))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    /// A body that never sends a byte.
+    struct Silent;
+
+    impl http_body::Body for Silent {
+        type Data = Bytes;
+        type Error = std::convert::Infallible;
+
+        fn poll_frame(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+            Poll::Pending
+        }
+    }
+
+    fn target() -> ReportTarget {
+        ReportTarget {
+            host: Arc::from("https://chat.example.com"),
+            violations: Arc::default(),
+            label: None,
+            source: Source::View,
+        }
+    }
+
+    #[tokio::test]
+    async fn bodies_still_arriving_hold_at_most_max_reading_places() {
+        let intake = Arc::new(Intake::default());
+        let mut reading = Vec::new();
+        for _ in 0..MAX_READING {
+            let intake = intake.clone();
+            reading.push(tokio::spawn(async move {
+                let connection = ConnectionReports::default();
+                let timeout = Duration::from_secs(3600);
+                receive(
+                    &intake,
+                    &target(),
+                    MediaType::CspReport,
+                    Silent,
+                    &connection,
+                    timeout,
+                )
+                .await
+            }));
+        }
+        tokio::task::yield_now().await;
+        while intake.reading.available_permits() > 0 {
+            tokio::task::yield_now().await;
+        }
+        let (connection, target) = (ConnectionReports::default(), target());
+        let timeout = Duration::from_secs(3600);
+        let one_more = receive(
+            &intake,
+            &target,
+            MediaType::CspReport,
+            Silent,
+            &connection,
+            timeout,
+        );
+        // Refused at once, not left waiting for a body (without the cap, this would time out).
+        let refused = tokio::time::timeout(Duration::from_secs(5), one_more).await;
+        assert_eq!(refused, Ok(Err(Refused::Rate)));
+        // A body that goes away gives its place back.
+        for task in reading {
+            task.abort();
+            assert!(task.await.unwrap_err().is_cancelled());
+        }
+        assert_eq!(intake.reading.available_permits(), MAX_READING);
+    }
 }

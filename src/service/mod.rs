@@ -28,7 +28,7 @@ use crate::csp::OptIns;
 use crate::embedders::Embedders;
 use crate::limits::{MAX_FIELDS, REFUSAL_FIELD, REQUEST_LINE_SLACK, Refusal};
 use crate::metrics::{HostCounters, Metrics};
-use crate::origin::split_host_port;
+use crate::origin::{Embedder, split_host_port};
 use crate::page::PageTemplate;
 use crate::page_paths::PagePaths;
 use crate::page_query::PageQuery;
@@ -506,11 +506,7 @@ impl Entry {
         let name = entry.origin.to_string();
         // An https host page cannot frame an http sandbox (mixed content), so without [tls]
         // a sandbox of an https host is reached through a front end that terminates TLS.
-        let https = tls
-            || entry
-                .origin
-                .iter()
-                .any(|e| e.to_string().starts_with("https:"));
+        let https = tls || entry.origin.iter().any(Embedder::is_https);
         Entry {
             counters: metrics.entry(&name),
             name: Arc::from(name),

@@ -14,6 +14,9 @@
 //!   its first empty line after the request line, exactly where httparse ends it; a cookie's
 //!   value must be made of the bytes httparse takes in a field value, so a head the scanner
 //!   passes is one httparse takes as sent, with the cookie values aside.
+//!
+//! The one body a head may announce, a CSP report's (at most `MAX_REPORT_BODY`, see `check`),
+//! is passed on byte for byte, each byte looked at once, and the next head starts after it.
 
 use crate::limits::{HeadLimits, MAX_FIELDS, Refusal};
 
@@ -66,6 +69,16 @@ enum State {
     /// A report's body (the one body a head may announce, at most `MAX_REPORT_BODY`): its
     /// bytes are passed on as they are, `left` more of them.
     Body { left: usize },
+}
+
+impl State {
+    /// The state with `body` bytes of a report's body still to come before the next head.
+    fn before(body: usize) -> State {
+        match body {
+            0 => State::Between,
+            left => State::Body { left },
+        }
+    }
 }
 
 /// Which budget a kept byte is charged to.
@@ -200,10 +213,7 @@ impl HeadScanner {
         let n = left.min(bytes.len());
         self.work += n as u64;
         self.out.extend_from_slice(&bytes[..n]);
-        self.state = match left - n {
-            0 => State::Between,
-            left => State::Body { left },
-        };
+        self.state = State::before(left - n);
         n
     }
 
@@ -428,10 +438,7 @@ impl HeadScanner {
                 0
             }
         };
-        self.state = match body {
-            0 => State::Between,
-            left => State::Body { left },
-        };
+        self.state = State::before(body);
         self.line_start = 0;
         self.request_line_left = self.limits.request_line;
         self.fields_left = self.limits.fields;
