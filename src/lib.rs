@@ -74,7 +74,7 @@ pub use page_query::{
     CSP_PARAMETER, EMBEDDER_PARAMETER, EXPIRES_PARAMETER, PageQuery, QueryError,
     SIGNATURE_PARAMETER, UPGRADE_PARAMETER, policy_for_query,
 };
-pub use reports::read_report;
+pub use reports::{MalformedReport, read_report};
 pub use sandbox::{SandboxToken, ViewSandbox};
 pub use server::{ServeError, Server};
 pub use service::{PolicyVerdict, Service, Transport};

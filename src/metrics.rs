@@ -74,6 +74,7 @@ pub struct Metrics {
     unmatched: Arc<HostCounters>,
     open_connections: AtomicI64,
     resting_connections: AtomicI64,
+    max_connections: AtomicI64,
     connections_total: AtomicU64,
     handshake_failures: AtomicU64,
     connection_deadlines: AtomicU64,
@@ -123,6 +124,12 @@ impl Metrics {
     /// Counters for requests that named no configured sandbox.
     pub(crate) fn unmatched(&self) -> Arc<HostCounters> {
         self.unmatched.clone()
+    }
+
+    /// The connection cap the listener was started with (`limits.max_connections`).
+    pub(crate) fn set_max_connections(&self, cap: usize) {
+        self.max_connections
+            .store(i64::try_from(cap).unwrap_or(i64::MAX), Relaxed);
     }
 
     pub(crate) fn connection_opened(self: &Arc<Self>) -> OpenConnection {
@@ -259,6 +266,12 @@ impl Metrics {
             "resting_connections",
             "HTTP/1 connections on the public listener at rest between requests.",
             self.resting_connections.load(Relaxed),
+        );
+        gauge(
+            &mut out,
+            "max_connections",
+            "The cap on open public connections (limits.max_connections, as started).",
+            self.max_connections.load(Relaxed),
         );
         counter(
             &mut out,

@@ -180,6 +180,7 @@ impl Server {
             metrics.clone(),
             (challenges, acme_reload),
         );
+        metrics.set_max_connections(config.limits.max_connections);
         Ok(Server {
             listeners,
             cap: Cap {

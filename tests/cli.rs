@@ -192,8 +192,9 @@ fn headers_prints_the_response_head() {
     let stdout = text(&out.stdout);
     assert!(stdout.starts_with("HTTP/1.1 200 OK\n"), "{stdout}");
     assert!(stdout.contains(
-        ", frame-ancestors https://chat.example.com; sandbox allow-forms allow-modals allow-pointer-lock allow-same-origin allow-scripts\n"
+        ", frame-ancestors https://chat.example.com; sandbox allow-forms allow-modals allow-pointer-lock allow-same-origin allow-scripts; report-uri https://chat.sandbox.test/csp-report?from=page\n"
     ));
+    assert!(stdout.contains("; report-uri https://chat.sandbox.test/csp-report?from=view, "));
     assert!(stdout.contains("connect-src 'self' https://api.example.com;"));
     assert!(!stdout.contains("unsafe-eval"));
     let out = run(&["headers", "--config", &config, "--sandbox", "nope.test"]);

@@ -6,6 +6,7 @@ mod common;
 
 use common::heads;
 use common::properties::{self, Site};
+use common::reports;
 use mcp_sandbox_proxy::HeadLimits;
 
 /// xorshift64*: small, seeded, the same sequence on every machine.
@@ -325,4 +326,141 @@ fn a_host_that_signs_serves_a_policy_exactly_when_the_reference_finds_its_signat
         (2_000..18_000).contains(&served),
         "{served} of 20 000 signed"
     );
+}
+
+/// Never kept: it is in every path, query, user, sample and document URL of a generated report.
+const SECRET: &str = "s3cr3t-user-data";
+
+fn blocked(rng: &mut Rng) -> reports::Blocked {
+    const WORDS: &[(&str, &str)] = &[
+        ("inline", "inline"),
+        ("EVAL", "eval"),
+        ("wasm-eval", "wasm-eval"),
+        ("data", "data"),
+        ("data:image/png;base64,s3cr3t-user-data", "data"),
+        ("blob:https://sandbox.example/s3cr3t-user-data", "blob"),
+        ("about:blank", "about"),
+        ("javascript:s3cr3t-user-data", "javascript"),
+        ("ftp://files.example/s3cr3t-user-data", "other"),
+        ("file:///s3cr3t-user-data", "other"),
+        ("not a url s3cr3t-user-data", "other"),
+        ("", "other"),
+        ("https://", "other"),
+    ];
+    if rng.below(3) == 0 {
+        let (text, kept) = WORDS[rng.below(WORDS.len())];
+        return reports::Blocked::Word(text.to_owned(), kept);
+    }
+    let rest = [
+        "",
+        "/",
+        "/p/s3cr3t-user-data",
+        "/a?s3cr3t-user-data",
+        "?q=s3cr3t-user-data#s3cr3t-user-data",
+        "#s3cr3t-user-data",
+        "/%2Fs3cr3t-user-data/x.png",
+    ];
+    reports::Blocked::Url(reports::BlockedUrl {
+        scheme: rng.pick(&["https", "http", "wss", "ws", "HTTPS"]),
+        user: rng
+            .pick(&["", "", "", "s3cr3t-user-data@", "u:s3cr3t-user-data@"])
+            .to_owned(),
+        host: rng
+            .pick(&[
+                "api.example.com",
+                "API.Example.COM",
+                "127.0.0.1",
+                "[::1]",
+                "localhost",
+                "deep.sub.example.org",
+                "xn--bcher-kva.example",
+            ])
+            .to_owned(),
+        port: [None, None, Some(80), Some(443), Some(8443), Some(1)][rng.below(6)],
+        rest: rest[rng.below(rest.len())].to_owned(),
+    })
+}
+
+fn report(rng: &mut Rng) -> reports::Report {
+    let directive = match rng.below(4) {
+        0 => rng
+            .pick(&[
+                "",
+                "bogus-src",
+                "CONNECT-SRC",
+                "img-src 'self' data:",
+                "script-src\t'none'",
+                "s3cr3t",
+            ])
+            .to_owned(),
+        _ => rng.pick(reports::DIRECTIVES).to_owned(),
+    };
+    reports::Report {
+        directive,
+        blocked: blocked(rng),
+    }
+}
+
+#[test]
+fn a_report_keeps_exactly_the_reference_directive_and_origin_and_nothing_of_the_url() {
+    let mut rng = Rng(0x5eed_0006);
+    for _ in 0..5_000 {
+        let batch: Vec<reports::Report> =
+            (0..rng.below(31) + 1).map(|_| report(&mut rng)).collect();
+        reports::check_reports(&batch, SECRET);
+        reports::check_reports(&batch[..1], SECRET);
+    }
+}
+
+#[test]
+fn hostile_report_bodies_are_refused_or_read_clean_and_never_panic() {
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let deep_object = format!(
+        "{}1{}",
+        r#"{"csp-report":"#.repeat(5_000),
+        "}".repeat(5_000)
+    );
+    let one = r#"{"type":"csp-violation","body":{"effectiveDirective":"img-src","blockedURL":"https://a.example/x"}}"#;
+    let too_many = format!("[{}]", vec![one; 33].join(","));
+    let wrong_types = [
+        r#"{"csp-report":[]}"#,
+        r#"{"csp-report":{"effective-directive":7,"blocked-uri":{"a":1}}}"#,
+        r#"{"csp-report":{"effective-directive":"img-src","blocked-uri":["https://a.example"]}}"#,
+        r#"[{"type":"csp-violation","body":"img-src"},{"type":7},null,1,"x"]"#,
+        r#"{"csp-report":{"effective-directive":null}}"#,
+        "null",
+        "",
+        "\u{feff}{}",
+        r#"{"csp-report":{"effective-directive":"img-src","blocked-uri":"https://a.example"},"csp-report":{}}"#,
+    ];
+    let mut bodies: Vec<String> = wrong_types.iter().map(|b| (*b).to_owned()).collect();
+    bodies.extend([deep, deep_object, too_many.clone(), "x".repeat(1 << 20)]);
+    for body in &bodies {
+        for media_type in reports::MEDIA_TYPES {
+            reports::check_body(media_type, body.as_bytes());
+        }
+    }
+    let refused = |body: &str| {
+        reports::MEDIA_TYPES
+            .iter()
+            .all(|m| mcp_sandbox_proxy::read_report(m.as_bytes(), body.as_bytes()).is_err())
+    };
+    assert!(refused(&too_many), "33 reports in one body");
+    assert!(
+        refused(&bodies[bodies.len() - 4]),
+        "nesting beyond serde_json's limit"
+    );
+    assert!(refused(wrong_types[0]) && refused(wrong_types[3]) && refused("null"));
+    // Random edits of real bodies: read clean or refused.
+    let mut rng = Rng(0x5eed_0007);
+    for _ in 0..20_000 {
+        let batch: Vec<reports::Report> = (0..rng.below(3) + 1).map(|_| report(&mut rng)).collect();
+        let body = if rng.below(2) == 0 {
+            reports::reports_body(&batch, SECRET)
+        } else {
+            reports::csp_report_body(&batch[0], SECRET)
+        };
+        let body = rng.mutate(body);
+        reports::check_body(rng.pick(&reports::MEDIA_TYPES), body.as_bytes());
+    }
 }

@@ -16,17 +16,16 @@ admin_listen = "127.0.0.1:0"
 [[hosts]]
 origin  = "https://chat.example.com"
 sandbox = "chat.sandbox.test"
-csp_reports = true
 
 [[hosts]]
 origin  = "https://studio.example.com"
 sandbox = "studio.sandbox.test"
 per_server_subdomains = true
-csp_reports = true
 
 [[hosts]]
 origin  = "https://quiet.example.com"
 sandbox = "quiet.sandbox.test"
+csp_reports = false
 "#;
 
 /// A Chromium `report-uri` body for a blocked fetch whose URL carries a user's data.
@@ -78,7 +77,7 @@ async fn each_policy_of_a_reporting_host_names_the_endpoint_on_the_name_it_was_s
         policies[1].ends_with("; report-uri https://abc.studio.sandbox.test/csp-report?from=page"),
         "{csp}"
     );
-    // A host entry that did not turn reporting on names no endpoint, and has none.
+    // A host entry that turned reporting off names no endpoint, and has none.
     let (_, head, _) = get(running.addr, "quiet.sandbox.test", "/").await;
     assert!(!head.contains("report-uri"), "{head}");
     let (status, _, _) = exchange(
@@ -321,7 +320,7 @@ fn csp_reports_is_a_boolean_and_its_path_no_page_path() {
 
 #[tokio::test]
 async fn a_sandbox_of_a_plain_http_host_without_tls_names_an_http_endpoint() {
-    let text = "listen = \"127.0.0.1:0\"\n[[hosts]]\norigin = \"http://localhost:6274\"\nsandbox = \"localhost:8081\"\ncsp_reports = true\n";
+    let text = "listen = \"127.0.0.1:0\"\n[[hosts]]\norigin = \"http://localhost:6274\"\nsandbox = \"localhost:8081\"\n";
     let running = common::net::Running::start(&config(text)).await;
     let (status, head, _) = get(running.addr, "localhost:8081", "/").await;
     assert_eq!(status, 200);

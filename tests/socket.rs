@@ -10,7 +10,7 @@ use rustls::pki_types::ServerName;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-fn assert_page(parts: &http::response::Parts, body: &Bytes, origin: &str) {
+fn assert_page(parts: &http::response::Parts, body: &Bytes, origin: &str, served_as: &str) {
     assert_eq!(parts.status, StatusCode::OK);
     let csp: Vec<_> = parts
         .headers
@@ -20,7 +20,7 @@ fn assert_page(parts: &http::response::Parts, body: &Bytes, origin: &str) {
     assert_eq!(csp.len(), 1, "one header");
     let policies: Vec<_> = csp[0].to_str().unwrap().split(", ").collect();
     assert_eq!(policies.len(), 2, "holding two policies");
-    assert_eq!(policies[1], common::frame_policy(origin));
+    assert_eq!(policies[1], common::frame_policy(origin, served_as));
     assert!(
         std::str::from_utf8(body)
             .unwrap()
@@ -50,7 +50,8 @@ async fn plain_http1_and_h2_serve_the_page() {
             page_request("abc.studio.sandbox.test", h2, &query),
         )
         .await;
-        assert_page(&parts, &body, "https://studio.example.com");
+        let served_as = "https://abc.studio.sandbox.test";
+        assert_page(&parts, &body, "https://studio.example.com", served_as);
         assert_eq!(
             parts.version,
             if h2 {
@@ -102,7 +103,8 @@ key = {:?}
             page_request("x1.studio.sandbox.test", h2, "/sandbox.html"),
         )
         .await;
-        assert_page(&parts, &body, "https://studio.example.com");
+        let served_as = "https://x1.studio.sandbox.test";
+        assert_page(&parts, &body, "https://studio.example.com", served_as);
         assert_eq!(
             parts.headers[header::STRICT_TRANSPORT_SECURITY],
             "max-age=31536000"
@@ -121,7 +123,12 @@ async fn tls_without_alpn_is_http1() {
     let name = ServerName::try_from("chat.sandbox.test").unwrap();
     let tls = tls_client(der, &[]).connect(name, tcp).await.unwrap();
     let (parts, body) = send(tls, false, page_request("chat.sandbox.test", false, "/")).await;
-    assert_page(&parts, &body, "https://chat.example.com");
+    assert_page(
+        &parts,
+        &body,
+        "https://chat.example.com",
+        "https://chat.sandbox.test",
+    );
     running.stop().await;
 }
 

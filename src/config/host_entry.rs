@@ -153,7 +153,7 @@ pub(super) fn entry(
     };
     let sandbox = w.parsed::<SandboxName>(table, value, &prefix, "sandbox");
     let per_server_subdomains = flag(w, &at, "per_server_subdomains", false);
-    let csp_reports = flag(w, &at, "csp_reports", false);
+    let csp_reports = flag(w, &at, "csp_reports", true);
     let view_opt_ins = w.optional(&at, "view_opt_ins", OptIns::default(), opt_ins);
     let relay_messages = w.optional(
         &at,

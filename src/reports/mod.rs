@@ -18,6 +18,6 @@ pub(crate) use parse::MediaType;
 pub(crate) use rate::ConnectionReports;
 pub(crate) use table::{Source, table_json};
 
-pub use parse::read_report;
+pub use parse::{Malformed as MalformedReport, read_report};
 
 pub use crate::limits::{MAX_REPORT_BODY, REPORT_PATH};

@@ -47,13 +47,19 @@ pub(crate) struct Violation {
     pub(crate) blocked: Blocked,
 }
 
-/// Why a body was refused.
+/// Why a report body was refused.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum Malformed {
+pub enum Malformed {
+    /// A `Content-Type` other than the two the endpoint takes.
+    #[error("not a report's media type")]
+    MediaType,
+    /// Not JSON, or nested deeper than serde_json's limit.
     #[error("the body is not JSON")]
     NotJson,
+    /// JSON that names no CSP violation with a directive.
     #[error("the body is not a CSP report")]
     NotAReport,
+    /// A batch longer than [`MAX_REPORTS_PER_BODY`].
     #[error("the body holds more than {MAX_REPORTS_PER_BODY} reports")]
     TooMany,
 }
@@ -90,9 +96,9 @@ pub(crate) fn parse(media_type: MediaType, body: &[u8]) -> Result<Vec<Violation>
 pub fn read_report(
     content_type: &[u8],
     body: &[u8],
-) -> Result<Vec<(&'static str, String)>, String> {
-    let media_type = MediaType::of(content_type).ok_or("not a report's media type")?;
-    let violations = parse(media_type, body).map_err(|e| e.to_string())?;
+) -> Result<Vec<(&'static str, String)>, Malformed> {
+    let media_type = MediaType::of(content_type).ok_or(Malformed::MediaType)?;
+    let violations = parse(media_type, body)?;
     let kept = violations
         .into_iter()
         .map(|v| (DIRECTIVES[v.directive], v.blocked.as_str().to_owned()))

@@ -221,6 +221,32 @@ mod tests {
     }
 
     #[test]
+    fn a_flood_of_distinct_maximal_rows_stays_within_the_cap() {
+        let table = ReportTable::default();
+        let label = "l".repeat(63);
+        let host = "h".repeat(240);
+        let flood = 20 * TABLE_ENTRIES;
+        for n in 0..flood {
+            let blocked = format!("https://{n:0>12}{host}.example:65535/path?query={n}");
+            let mut key = key(&blocked);
+            key.label = Some(label.as_str().into());
+            key.source = [Source::Page, Source::View][n % 2];
+            table.record(key, n as u64);
+        }
+        let (rows, evicted) = table.rows();
+        assert_eq!(rows.len(), TABLE_ENTRIES);
+        assert_eq!(evicted, (flood - TABLE_ENTRIES) as u64);
+        // Each row holds at most a label and an origin of bounded size: the table's bytes are
+        // capped whatever was sent.
+        let bytes: usize = rows
+            .iter()
+            .map(|r| r.key.label.as_deref().map_or(0, str::len) + r.key.blocked.as_str().len())
+            .sum();
+        assert!(bytes <= TABLE_ENTRIES * (63 + 280), "{bytes} bytes");
+        assert!(rows.iter().all(|r| !r.key.blocked.as_str().contains('?')));
+    }
+
+    #[test]
     fn a_full_table_evicts_the_least_seen_row_and_keeps_the_frequent_one() {
         let table = ReportTable::with_capacity(3);
         for now in 0..5 {

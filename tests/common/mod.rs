@@ -6,6 +6,7 @@ pub mod net;
 pub mod page;
 pub mod process;
 pub mod properties;
+pub mod reports;
 pub mod signing;
 
 use std::path::Path;
@@ -33,11 +34,20 @@ pub fn config(text: &str) -> Config {
     }
 }
 
-/// The page's framing policy for `origin`, with the default `sandbox` policy of its own.
-pub fn frame_policy(origin: &str) -> String {
+/// The page's framing policy for `origin`, with the default `sandbox` policy of its own and
+/// reports sent to `served_as` (`https://chat.sandbox.test`: the scheme and the name the page
+/// was asked for).
+pub fn frame_policy(origin: &str, served_as: &str) -> String {
     format!(
-        "frame-ancestors {origin}; sandbox allow-forms allow-modals allow-pointer-lock allow-same-origin allow-scripts"
+        "frame-ancestors {origin}; sandbox allow-forms allow-modals allow-pointer-lock allow-same-origin allow-scripts; {}",
+        report_uri(served_as, "page")
     )
+}
+
+/// The `report-uri` directive a policy of a page served as `served_as` ends with; `from` is
+/// `view` or `page`.
+pub fn report_uri(served_as: &str, from: &str) -> String {
+    format!("report-uri {served_as}/csp-report?from={from}")
 }
 
 /// `?csp=` for a JSON text, encoded as a host would.

@@ -146,6 +146,10 @@ pub fn check_signed_query(query: &str) {
                 .to_str()
                 .expect("a visible header");
             let view_policy = csp.split(", ").next().unwrap_or_default();
+            let reports = format!("; report-uri https://{SANDBOX}/csp-report?from=view");
+            let Some(view_policy) = view_policy.strip_suffix(&reports) else {
+                panic!("{view_policy:?} does not end with {reports:?}");
+            };
             assert_eq!(
                 view_policy,
                 policy.header(),

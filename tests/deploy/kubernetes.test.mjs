@@ -29,8 +29,12 @@ describe('deploy/kubernetes', () => {
       const lines = `${run.stdout}${run.stderr}`.split('\n').filter(Boolean);
       assert.equal(run.status, 0, lines.join('\n'));
       const notPassed = lines.filter((l) => !l.startsWith('INFO') || !l.includes('passed'));
-      // cert-manager's Certificate is a custom resource: no built-in schema to check it against.
-      assert.deepEqual(notPassed.filter((l) => !l.includes('kind Certificate with api version cert-manager.io/v1')), []);
+      // cert-manager's Certificate and the Prometheus Operator's PrometheusRule and
+      // ServiceMonitor are custom resources: no built-in schema to check them against.
+      const custom = ['kind Certificate with api version cert-manager.io/v1',
+        'kind PrometheusRule with api version monitoring.coreos.com/v1',
+        'kind ServiceMonitor with api version monitoring.coreos.com/v1'];
+      assert.deepEqual(notPassed.filter((l) => !custom.some((kind) => l.includes(kind))), []);
       assert.ok(lines.filter((l) => l.includes('passed')).length >= 9, lines.join('\n'));
     });
   }
@@ -76,6 +80,23 @@ describe('deploy/kubernetes', () => {
     assert.equal(spec.securityContext.runAsNonRoot, true);
     assert.equal(spec.securityContext.seccompProfile.type, 'RuntimeDefault');
     assert.equal(spec.automountServiceAccountToken, false);
+  });
+
+  it('Prometheus scrapes the admin Service alone, from the namespace the NetworkPolicy lets in', () => {
+    const all = JSON.parse(execFileSync('python3', ['-c', 'import sys, json, yaml; print(json.dumps(list(yaml.safe_load_all(sys.stdin))))'], {
+      input: render(OVERLAY).yaml, encoding: 'utf8',
+    }));
+    const monitor = all.find((doc) => doc.kind === 'ServiceMonitor');
+    const selects = (service) => Object.entries(monitor.spec.selector.matchLabels)
+      .every(([key, value]) => service.metadata.labels?.[key] === value);
+    const services = all.filter((doc) => doc.kind === 'Service');
+    assert.deepEqual(services.filter(selects).map((s) => s.metadata.name), ['mcp-sandbox-proxy-admin']);
+    const admin = services.find(selects);
+    assert.deepEqual(monitor.spec.endpoints.map((e) => [e.port, e.path]), [[admin.spec.ports[0].name, '/metrics']]);
+    const policy = all.find((doc) => doc.kind === 'NetworkPolicy');
+    const fromMonitoring = policy.spec.ingress.find((rule) => rule.from?.some((f) => f.namespaceSelector));
+    assert.deepEqual(fromMonitoring.ports.map((p) => p.port), [admin.spec.ports[0].port]);
+    assert.ok(all.some((doc) => doc.kind === 'PrometheusRule'), 'the alerts ship with the base');
   });
 
   for (const dir of [BASE, OVERLAY]) {

@@ -188,6 +188,58 @@ function overTheCap(port, count) {
   return () => sockets.forEach((s) => s.destroy());
 }
 
+/**
+ * Clients that flood the CSP report endpoint: HTTP/2 connections, each keeping 8 POSTs in
+ * flight, every body a batch of 32 reports of origins never sent before. The endpoint's rates
+ * refuse most of them unread (429); what is taken fills the bounded table. Bounded: each
+ * connection stops after 200 000 posts or when told.
+ */
+function reportFlood(port, connections) {
+  const stats = { posted: 0, taken: 0, refused: 0, other: {} };
+  let stopping = false;
+  let serial = 0;
+  const batch = () => JSON.stringify(Array.from({ length: 32 }, () => ({
+    type: 'csp-violation',
+    body: { effectiveDirective: 'connect-src', blockedURL: `https://flood${serial++}.example/p?user=secret` },
+  })));
+  const sessions = Array.from({ length: connections }, () => {
+    const session = http2.connect(`https://${NAME}:${port}`, { lookup, rejectUnauthorized: false });
+    session.on('error', () => {});
+    return session;
+  });
+  const post = (session) => new Promise((resolve) => {
+    const body = batch();
+    const stream = session.request({
+      ':method': 'POST', ':path': '/csp-report?from=view', ':authority': NAME,
+      'content-type': 'application/reports+json', 'content-length': Buffer.byteLength(body),
+    });
+    stream.on('response', (headers) => {
+      const status = headers[':status'];
+      if (status === 204) stats.taken++;
+      else if (status === 429) stats.refused++;
+      else stats.other[status] = (stats.other[status] ?? 0) + 1;
+    });
+    stream.on('error', () => {});
+    stream.on('close', resolve);
+    stream.resume();
+    stream.end(body);
+  });
+  const loops = sessions.flatMap((session) => Array.from({ length: 8 }, async () => {
+    for (let i = 0; i < 25_000 && !stopping && !session.destroyed; i++) {
+      stats.posted++;
+      await post(session);
+    }
+  }));
+  return {
+    stats,
+    async stop() {
+      stopping = true;
+      await Promise.race([Promise.all(loops), new Promise((r) => setTimeout(r, 5000))]);
+      sessions.forEach((s) => s.destroy());
+    },
+  };
+}
+
 /** Certificates swapped and SIGHUP sent every 200 ms for the phase. */
 function reloadStorm(child) {
   let leaf = 'a';
@@ -425,6 +477,11 @@ await runPhase('every free slot of the cap held by silent TCP, 5 bytes of a Clie
 });
 await runPhase(`${SETTINGS.attackConnections} clients sending the worst heads the limits allow, 2 Mbit/s each`,
   () => worstHeads(service.port, SETTINGS.attackConnections));
+let flood;
+await runPhase(`${SETTINGS.attackConnections} HTTP/2 clients flooding the CSP report endpoint, 8 batches of 32 new origins in flight each`, () => {
+  flood = reportFlood(service.port, SETTINGS.attackConnections);
+  return () => flood.stop();
+});
 await runPhase('after the faults');
 const scan = testssl(service.port);
 // SIGTERM: the loop stops sending (as a load balancer does once readiness flips), what was sent
@@ -449,15 +506,20 @@ const silent = silentProbe.stats;
 const probeLine = (what, stats) => `new connections while ${what}: ${stats.sent} sent, ${stats.answered} answered, ${stats.failed} failed, p99 ${p99(stats.latencies).toFixed(0)} ms`;
 console.log(probeLine('the cap was held', cap));
 console.log(probeLine('the cap was held by silent connections', silent));
+const floodStats = flood.stats;
+console.log(`CSP report flood: ${floodStats.posted} posted, ${floodStats.taken} taken (204), ${floodStats.refused} refused over the rates (429), other answers ${JSON.stringify(floodStats.other)}`);
 console.log(`testssl.sh: cipher order ${scan.cipherOrder}, BREACH ${scan.breach}; other findings worse than LOW: ${scan.worse.length}`);
 for (const f of scan.worse) console.log(`  ${f.severity} ${f.id}: ${f.finding}`);
 mkdirSync('target', { recursive: true });
-writeFileSync('target/faults.json', JSON.stringify({ settings: SETTINGS, rows, total, retried: good.stats.retried, capProbe: { ...cap, latencies: undefined, p99: p99(cap.latencies) }, silentProbe: { ...silent, latencies: undefined, p99: p99(silent.latencies) }, exitCode, peakKiB: watcher.memory.peakKiB, testssl: scan }, null, 2));
+writeFileSync('target/faults.json', JSON.stringify({ settings: SETTINGS, rows, total, retried: good.stats.retried, capProbe: { ...cap, latencies: undefined, p99: p99(cap.latencies) }, silentProbe: { ...silent, latencies: undefined, p99: p99(silent.latencies) }, reportFlood: flood.stats, exitCode, peakKiB: watcher.memory.peakKiB, testssl: scan }, null, 2));
 
 const problems = [];
 if (total.failed > 0 || total.sent !== total.answered) problems.push(`good requests lost: ${good.stats.errors.slice(0, 10).join('; ')}`);
 if (cap.failed > 0 || cap.answered === 0) problems.push(`new clients not served while the cap was held: ${cap.errors.slice(0, 5).join('; ')}`);
 if (silent.failed > 0 || silent.answered === 0) problems.push(`new clients not served while silent connections held the cap: ${silent.errors.slice(0, 5).join('; ')}`);
+if (floodStats.taken === 0 || floodStats.refused === 0 || Object.keys(floodStats.other).length > 0) {
+  problems.push(`the report endpoint under a flood: ${floodStats.taken} taken, ${floodStats.refused} refused, other ${JSON.stringify(floodStats.other)}`);
+}
 if (exitCode !== 0) problems.push(`the drain ended with ${exitCode}`);
 if (scan.worse.length > 0) problems.push('testssl.sh found more than LOW');
 console.log(problems.length ? `faults: FAILED: ${problems.join(' | ')}` : 'faults: passed');

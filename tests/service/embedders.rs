@@ -30,7 +30,10 @@ fn a_pattern_host_pins_each_page_to_the_exact_preview_origin_it_names() {
         );
         assert_eq!(
             pinned_to(ask("preview.sandbox.test", &query)),
-            (common::frame_policy(preview), serde_json::json!([preview])),
+            (
+                common::frame_policy(preview, "https://preview.sandbox.test"),
+                serde_json::json!([preview])
+            ),
             "each preview gets a page pinned to itself"
         );
     }
@@ -110,7 +113,7 @@ fn a_host_with_several_origins_is_framed_by_each_and_pinned_to_the_one_it_names(
     assert_eq!(
         ask("/"),
         (
-            common::frame_policy(&both.join(" ")),
+            common::frame_policy(&both.join(" "), "https://inspector.localhost:8443"),
             serde_json::json!(both)
         ),
         "without ?embedder=, every exact origin; a pattern needs its origin named"
@@ -118,7 +121,10 @@ fn a_host_with_several_origins_is_framed_by_each_and_pinned_to_the_one_it_names(
     for named in ["http://127.0.0.1:6274", "https://pr-3.preview.example.com"] {
         assert_eq!(
             ask(&format!("/?embedder={named}")),
-            (common::frame_policy(named), serde_json::json!([named])),
+            (
+                common::frame_policy(named, "https://inspector.localhost:8443"),
+                serde_json::json!([named])
+            ),
             "{named}"
         );
     }

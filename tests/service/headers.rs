@@ -42,8 +42,10 @@ fn page_sends_the_header_set_of_the_contract() {
     // below it, whatever a view does to its frames.
     assert_eq!(
         csp[1],
-        "frame-ancestors https://chat.example.com; sandbox allow-forms allow-modals allow-pointer-lock allow-same-origin allow-scripts"
+        "frame-ancestors https://chat.example.com; sandbox allow-forms allow-modals allow-pointer-lock allow-same-origin allow-scripts; report-uri https://chat.sandbox.test/csp-report?from=page"
     );
+    // Each policy reports to the sandbox itself, on the name the page was asked for.
+    assert!(csp[0].ends_with("; report-uri https://chat.sandbox.test/csp-report?from=view"));
     assert!(
         h.get(header::STRICT_TRANSPORT_SECURITY).is_none(),
         "no HSTS over plain HTTP"

@@ -194,7 +194,7 @@ fn a_hosts_view_sandbox_is_the_pages_own_sandbox_policy_and_the_relays_ceiling()
     let csp = csp_headers(&response);
     assert_eq!(
         csp[1],
-        "frame-ancestors https://studio.example.com; sandbox allow-popups allow-same-origin allow-scripts",
+        "frame-ancestors https://studio.example.com; sandbox allow-popups allow-same-origin allow-scripts; report-uri https://studio.sandbox.test/csp-report?from=page",
         "the page keeps its own origin: the relay needs it"
     );
     let page = body(response);
@@ -203,7 +203,7 @@ fn a_hosts_view_sandbox_is_the_pages_own_sandbox_policy_and_the_relays_ceiling()
         serde_json::json!(["allow-popups", "allow-scripts"])
     );
     let other = service.handle(&request(Method::GET, "chat.sandbox.test", "/"));
-    assert!(csp_headers(&other)[1].ends_with("allow-pointer-lock allow-same-origin allow-scripts"));
+    assert!(csp_headers(&other)[1].ends_with("allow-pointer-lock allow-same-origin allow-scripts; report-uri https://chat.sandbox.test/csp-report?from=page"));
 }
 
 #[test]
@@ -238,7 +238,10 @@ fn a_host_that_writes_its_views_policies_gets_only_framing_and_sandbox() {
         assert_eq!(page.status(), StatusCode::OK);
         assert_eq!(
             csp_headers(&page),
-            [common::frame_policy("https://chat.example.com")],
+            [common::frame_policy(
+                "https://chat.example.com",
+                "https://chat.sandbox.test"
+            )],
             "no fetch directive: the view's own <meta> is its policy ({path})"
         );
         let config_in_page = page_config(&body(page));
