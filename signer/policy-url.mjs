@@ -2,15 +2,8 @@
 // for the host. Run it where the host reads the resource (its backend): the key must never
 // reach a browser. No dependencies: WebCrypto, in Node 18+, Deno, Bun and edge runtimes.
 //
-// The scheme (v1), as the service verifies it:
-//   message   = "mcp-sandbox-proxy policy v1" LF sandbox LF expires LF csp
-//   signature = lower-case hex of HMAC-SHA256(key, message)
-//   URL       = <proxy page>?csp=<csp>&expires=<expires>&signature=<signature>
-// `sandbox` is the name the page is served on as the URL's host writes it (lower case, no
-// default port; with per-server subdomains the server's label included: a URL signed for one
-// label gets the default policy on every other);
-// `expires` a Unix time in seconds, the first second the URL is refused in; `csp` the query
-// parameter's value exactly as signed.
+// The scheme (v1) is written down once, in signer/README.md; this module and policy_url.py
+// follow it and give the same URL, byte for byte, for the same input.
 //
 //   import { signPolicyUrl } from './policy-url.mjs';
 //   const url = await signPolicyUrl('https://chat.sandbox.example.net/sandbox.html',
@@ -36,6 +29,8 @@ const DOMAIN_LISTS = ['connectDomains', 'resourceDomains', 'frameDomains', 'base
  * @returns {Promise<string>}
  */
 export async function signPolicyUrl(proxyUrl, csp, { key, expiresIn = 600, now = Date.now() } = {}) {
+  // A bad key fails every call, not only those with domains to sign.
+  const raw = keyBytes(key);
   const url = new URL(proxyUrl);
   for (const name of ['csp', 'expires', 'signature']) url.searchParams.delete(name);
   const value = cspParameter(csp);
@@ -44,7 +39,7 @@ export async function signPolicyUrl(proxyUrl, csp, { key, expiresIn = 600, now =
   const message = [SCHEME, url.host, expires, value].join('\n');
   url.searchParams.set('csp', value);
   url.searchParams.set('expires', expires);
-  url.searchParams.set('signature', await hmacSha256Hex(key, message));
+  url.searchParams.set('signature', await hmacSha256Hex(raw, message));
   return url.href;
 }
 
@@ -63,9 +58,8 @@ export function cspParameter(csp) {
   return Object.keys(lists).length ? JSON.stringify(lists) : null;
 }
 
-async function hmacSha256Hex(hexKey, message) {
+async function hmacSha256Hex(raw, message) {
   const subtle = globalThis.crypto?.subtle ?? (await import('node:crypto')).webcrypto.subtle;
-  const raw = keyBytes(hexKey);
   const key = await subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
   const tag = new Uint8Array(await subtle.sign('HMAC', key, new TextEncoder().encode(message)));
   return Array.from(tag, (byte) => byte.toString(16).padStart(2, '0')).join('');
