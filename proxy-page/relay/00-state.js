@@ -78,6 +78,7 @@ var state = {
   held: [],               // 20-messages.js: host messages held until the view listens
   violations: 0,          // 60-violations.js: CSP violation notices passed to the host for this view
   hinted: {},             // 40-policy.js: the opt-ins already named to this view's developer
+  sandboxWarned: {},      // 35-frame.js: the refused sandbox tokens already named on this page
   upgrading: null         // 50-reload.js: {key, resource, reloads} kept for this page's own reload
 };
 

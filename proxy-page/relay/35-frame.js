@@ -1,4 +1,4 @@
-// The inner frame's sandbox and permissions.
+// The inner frame's sandbox and permissions, and what a host asked for that its views may not get.
 //
 // spec: the view's sandbox defaults to "allow-scripts allow-same-origin allow-forms" and a host
 // may ask for other tokens; requested permissions become features of the frame's allow.
@@ -17,16 +17,34 @@ function sandboxTokens(override) {
     return ['allow-scripts'];
   }
   var tokens = [];
+  var refused = [];
   override.split(/\s+/).forEach(function (token) {
     if (!token) return;
-    if (viewSandbox.indexOf(token) === -1) {
-      console.warn('[sandbox] ignored sandbox token "' + token + '": not one this host\'s views ' +
-        'may get (the operator\'s view_sandbox: ' + viewSandbox.join(' ') + ')');
-    } else if (tokens.indexOf(token) === -1) {
-      tokens.push(token);
-    }
+    var list = viewSandbox.indexOf(token) === -1 ? refused : tokens;
+    if (list.indexOf(token) === -1) list.push(token);
   });
+  warnAboutRefusedTokens(refused);
   return tokens;
+}
+
+// Say once per page which tokens a host asked for that its views may not get, and the
+// operator's fix: host libraries ask for more than the spec's default (pop-ups, modals), and
+// a view that needs one then fails in a way the console alone explains.
+function warnAboutRefusedTokens(refused) {
+  var fresh = refused.filter(function (token) { return !state.sandboxWarned[token]; });
+  if (!fresh.length) return;
+  fresh.forEach(function (token) { state.sandboxWarned[token] = true; });
+  var never = fresh.filter(function (token) { return token.indexOf('allow-top-navigation') === 0; });
+  var widen = fresh.filter(function (token) { return never.indexOf(token) === -1; });
+  var text = '[sandbox] ignored sandbox tokens the host asked for: the view is mounted without them.';
+  if (widen.length) {
+    text += ' "' + widen.join(' ') + '": not in this host entry\'s view_sandbox ("' + viewSandbox.join(' ') +
+      '"); the operator adds them there to give this host\'s views them.';
+  }
+  if (never.length) {
+    text += ' "' + never.join(' ') + '": never given (a view must not navigate the chat it is shown in).';
+  }
+  console.warn(text);
 }
 
 // spec: each requested permission becomes a feature of the inner frame's `allow`, joined

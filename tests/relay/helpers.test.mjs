@@ -90,7 +90,15 @@ describe("the inner frame's sandbox and allow attribute", () => {
     const opaque = loadRelay(['sandboxTokens'], { config: pageConfig({ viewSandbox: ['allow-forms', 'allow-scripts'] }) });
     assert.deepEqual([...opaque.sandboxTokens(undefined)], ['allow-scripts', 'allow-forms']);
     assert.deepEqual([...opaque.sandboxTokens('allow-scripts allow-same-origin allow-top-navigation allow-scripts')], ['allow-scripts']);
-    assert.equal(opaque.logged.filter((l) => l.includes('ignored sandbox token')).length, 2);
+    const warned = opaque.logged.filter((l) => l.includes('ignored sandbox tokens'));
+    assert.equal(warned.length, 1, 'one line for every token refused');
+    assert.match(warned[0], /"allow-same-origin": not in this host entry's view_sandbox \("allow-forms allow-scripts"\); the operator adds them there/);
+    assert.match(warned[0], /"allow-top-navigation": never given/);
+    opaque.sandboxTokens('allow-scripts allow-same-origin allow-popups');
+    const again = opaque.logged.filter((l) => l.includes('ignored sandbox tokens'));
+    assert.equal(again.length, 2, 'a token already named is not named again');
+    assert.match(again[1], /"allow-popups": not in/);
+    assert.doesNotMatch(again[1], /allow-same-origin/);
     assert.deepEqual([...opaque.sandboxTokens(['allow-same-origin'])], ['allow-scripts']);
     assert.deepEqual([...opaque.sandboxTokens('')], []);
     const wide = loadRelay(['sandboxTokens']);
