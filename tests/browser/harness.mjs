@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname } from 'node:path';
+import { join, dirname, isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -290,9 +290,10 @@ export async function bundleAiSdkHost() {
   return bundle('ai-sdk-host.jsx');
 }
 
-async function bundle(entry) {
+/** `entry` (a file of tests/browser/, or an absolute path) bundled as one ES module for the browser. */
+export async function bundle(entry) {
   const result = await build({
-    entryPoints: [join(ROOT, 'tests', 'browser', entry)],
+    entryPoints: [isAbsolute(entry) ? entry : join(ROOT, 'tests', 'browser', entry)],
     bundle: true,
     format: 'esm',
     platform: 'browser',
@@ -373,6 +374,16 @@ window.mountProxy = (opts) => new Promise((resolve) => {
 window.toProxy = (message) => document.getElementById('proxy').contentWindow.postMessage(message, window.proxyOrigin);
 window.sendResource = (params) => window.toProxy({ jsonrpc: '2.0', method: 'ui/notifications/sandbox-resource-ready', params });
 </script></body>`;
+
+/** The code block that follows `<!-- recipe: NAME -->` in docs/hosts.md: a recipe the tests run as written. */
+export function recipe(name) {
+  const guide = readFileSync(join(ROOT, 'docs', 'hosts.md'), 'utf8');
+  const at = guide.indexOf(`<!-- recipe: ${name} -->`);
+  assert.ok(at !== -1, `docs/hosts.md has the ${name} recipe`);
+  const fence = guide.indexOf('```', at);
+  const body = guide.indexOf('\n', fence) + 1;
+  return guide.slice(body, guide.indexOf('```', body));
+}
 
 /** A test view: reports to the host through the relay as JSON-RPC notifications. */
 export function view(script, head = '') {

@@ -10,11 +10,11 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import {
-  serviceFixture, startTlsServer, makeCertificate, tempDir, probeView, freePort, ROOT, jsonApi,
+  serviceFixture, startTlsServer, makeCertificate, tempDir, probeView, freePort, ROOT, jsonApi, recipe,
 } from './harness.mjs';
 import { selectedEngines, until, consoleKnown } from './engines.mjs';
 
@@ -22,16 +22,6 @@ const T = { timeout: 90_000 };
 const INSPECTOR = join(ROOT, 'node_modules', '@modelcontextprotocol', 'inspector', 'clients', 'launcher', 'build', 'index.js');
 const VANILLA = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-basic-vanillajs', 'dist', 'index.js');
 const SANDBOX = 'inspector.sandbox.test';
-
-/** The code block that follows `<!-- recipe: NAME -->` in docs/hosts.md. */
-function recipe(name) {
-  const guide = readFileSync(join(ROOT, 'docs', 'hosts.md'), 'utf8');
-  const at = guide.indexOf(`<!-- recipe: ${name} -->`);
-  assert.ok(at !== -1, `docs/hosts.md has the ${name} recipe`);
-  const fence = guide.indexOf('```', at);
-  const body = guide.indexOf('\n', fence) + 1;
-  return guide.slice(body, guide.indexOf('```', body));
-}
 
 /** The guide's entry, for the UI on `uiPort` and the sandbox on `port` (over TLS here). */
 function inspectorEntry(uiPort, port) {
