@@ -17,6 +17,9 @@ var RESERVED_PREFIX = 'ui/notifications/sandbox-';
 var PROXY_READY = 'ui/notifications/sandbox-proxy-ready';
 var RESOURCE_READY = 'ui/notifications/sandbox-resource-ready';
 var CSP_VIOLATION = 'ui/notifications/sandbox-csp-violation';
+// sunpeak's dev mode asks its own proxy to load a URL of the host's in the inner frame; this
+// page mounts only HTML it is sent, under its policy (see 20-messages.js).
+var LOAD_SRC = 'sunpeak/sandbox-load-src';
 // What a host source without a scheme stands for (see covers).
 var PAGE_SCHEME = window.location.protocol.slice(0, -1);
 // Host messages held until the view is listening; a host that floods before then loses the rest.
@@ -79,6 +82,7 @@ var state = {
   violations: 0,          // 60-violations.js: CSP violation notices passed to the host for this view
   hinted: {},             // 40-policy.js: the opt-ins already named to this view's developer
   sandboxWarned: {},      // 35-frame.js: the refused sandbox tokens already named on this page
+  loadSrcRefused: false,  // 20-messages.js: a host's sunpeak/sandbox-load-src already named
   upgrading: null         // 50-reload.js: {key, resource, reloads} kept for this page's own reload
 };
 

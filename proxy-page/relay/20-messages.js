@@ -59,6 +59,17 @@ function mayRelay(data, from) {
   return false;
 }
 
+// SECURITY: a document loaded from a URL is its own origin's, under its own policy: this page
+// mounts only HTML it is sent, under the policy it was served with, so it loads no URL a host
+// names. Said once per page; the message is not relayed (it was meant for a proxy).
+function refuseLoadSrc() {
+  if (state.loadSrcRefused) return;
+  state.loadSrcRefused = true;
+  console.warn('[sandbox] ignored ' + LOAD_SRC + ' (sunpeak\'s dev mode): this sandbox mounts only the HTML ' +
+    'a host sends in ' + RESOURCE_READY + ', under its policy, never a URL. Use sunpeak\'s <Inspector app> ' +
+    'with the resource\'s HTML instead (see docs/hosts.md).');
+}
+
 function fromHost(data) {
   if (isJsonRpc(data) && data.method === RESOURCE_READY) {
     // spec: resource-ready is for the proxy; it is never relayed. A later one replaces the
@@ -68,6 +79,10 @@ function fromHost(data) {
   }
   if (isReserved(data)) {
     console.warn('[sandbox] dropped a ' + RESERVED_PREFIX + '* message from the host: reserved for the proxy');
+    return;
+  }
+  if (isJsonRpc(data) && data.method === LOAD_SRC) {
+    refuseLoadSrc();
     return;
   }
   if (!mayRelay(data, 'host')) return;

@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  serviceFixture, startServer, startTlsServer, makeCertificate, tempDir, probeView, exampleView, jsonApi,
-  javascript, bundle, recipe, ROOT,
+  serviceFixture, startHostPages, openHostPage, startTlsServer, makeCertificate, tempDir, probeView, exampleView,
+  jsonApi, bundle, recipe, ROOT,
 } from './harness.mjs';
 import { selectedEngines, until, consoleKnown } from './engines.mjs';
 
@@ -42,40 +42,18 @@ function entries({ hostOrigin, port }) {
 for (const engine of selectedEngines()) {
   describe(`A2UI's MCP Apps component through the service (${engine})`, () => {
     const apiCert = makeCertificate(tempDir(), ['api.outside.test']);
-    const pages = new Map();
     const fx = serviceFixture(engine, {
       tls: ['popups.sandbox.test', 'plain.sandbox.test'],
       admin: true,
       hosts: entries,
       trust: [apiCert],
-      host: async ({ hostPort }) => {
-        const script = await bundleComponent();
-        return startServer({
-          '/a2ui-host.js': javascript(script),
-          '/app': (req, res, url) => {
-            res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-            res.end(pages.get(url.searchParams.get('case')));
-          },
-        }, hostPort);
-      },
+      host: async ({ hostPort }) => startHostPages(hostPort, await bundleComponent()),
     });
     let api;
     before(async () => { api = await startTlsServer({ '/data': jsonApi }, apiCert); });
     after(async () => api?.close());
 
-    /** The app page for `config` (HOST_CONFIG), open in a fresh page closed after `t`. */
-    async function open(t, name, config) {
-      pages.set(name, `<!doctype html><title>${name}</title><body>
-<script>window.HOST_CONFIG = ${JSON.stringify(config).replaceAll('</', '<\\/')};</script>
-<script type="module" src="/a2ui-host.js"></script></body>`);
-      const page = await fx.browser.newPage();
-      t.after(async () => {
-        if (t.passed === false) t.diagnostic(page.console.join('\n'));
-        await page.close();
-      });
-      await page.goto(`${fx.hostOrigin}/app?case=${encodeURIComponent(name)}`);
-      return page;
-    }
+    const open = (t, name, config) => openHostPage(fx, t, name, config);
 
     const sandboxUrl = (name) => `https://${name}:${fx.port}${PATH}`;
 

@@ -257,6 +257,44 @@ export async function startSdkHost(port, { callTool } = {}) {
 }
 
 /**
+ * A loopback server for host pages around one bundled script (`script`, served as /host.js,
+ * with a `#root` element for React): `page(name, config)` sets that page's HOST_CONFIG and
+ * returns its path.
+ */
+export async function startHostPages(port, script) {
+  const pages = new Map();
+  const server = await startServer({
+    '/host.js': javascript(script),
+    '/page': (req, res, url) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+      res.end(pages.get(url.searchParams.get('case')));
+    },
+  }, port);
+  return {
+    ...server,
+    page(name, config) {
+      pages.set(name, `<!doctype html><title>${name}</title><body><div id="root"></div>
+<script>window.HOST_CONFIG = ${JSON.stringify(config).replaceAll('</', '<\\/')};</script>
+<script type="module" src="/host.js"></script></body>`);
+      return `/page?case=${encodeURIComponent(name)}`;
+    },
+  };
+}
+
+/** Host page `name` of `fx` (whose host is `startHostPages`) with `config`, in a fresh page
+ * closed after the test `t`, its console in the diagnostics if it failed. */
+export async function openHostPage(fx, t, name, config) {
+  const path = fx.hostServer.page(name, config);
+  const page = await fx.browser.newPage();
+  t.after(async () => {
+    if (t.passed === false) t.diagnostic(page.console.map((line) => line.slice(0, 300)).join('\n'));
+    await page.close();
+  });
+  await page.goto(`${fx.hostOrigin}${path}`);
+  return page;
+}
+
+/**
  * Opens the SDK host page `name` of `fx` (a serviceFixture whose host is `startSdkHost`) with
  * `config` (its HOST_CONFIG, with `holdResource`), hooks the relay's console before the view is
  * sent (views evaluate code as they load, not only later), then sends the view. Returns the page

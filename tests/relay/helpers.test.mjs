@@ -169,3 +169,16 @@ describe('the self-upgrade', () => {
     assert.equal(kept.reloads, 2, 'no count: as if every reload was spent');
   });
 });
+
+describe('sunpeak/sandbox-load-src from the host', () => {
+  it('is refused, named once per page, and neither relayed nor held', () => {
+    const relay = loadRelay(['fromHost', 'state']);
+    const message = { jsonrpc: '2.0', method: 'sunpeak/sandbox-load-src', params: { src: 'https://inspector.example/view.html' } };
+    relay.fromHost(message);
+    relay.fromHost(message);
+    const named = relay.logged.filter((l) => l.includes('sunpeak/sandbox-load-src'));
+    assert.equal(named.length, 1, relay.logged.join('\n'));
+    assert.match(named[0], /mounts only the HTML a host sends/);
+    assert.deepEqual(relay.state.held, [], 'not held for a view');
+  });
+});
