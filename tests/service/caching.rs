@@ -96,9 +96,11 @@ fn the_page_is_compressed_as_the_client_accepts_and_small_on_the_wire() {
     // to reload itself for a host's csp, 8.2 KiB since it reads the payload shapes real host
     // libraries send (policy strings, allow strings), each refusal said with its fix, 9.4 KiB
     // since it reads whether a view's HTML starts with its policy (view_policy = "host"), 10.3
-    // KiB since it reads that start, and a host's policy strings, as browsers do. A budget, so
-    // that growth is a decision.
-    assert!(wire.len() <= 11 * 1024, "{} bytes on the wire", wire.len());
+    // KiB since it reads that start, and a host's policy strings, as browsers do, 11.2 KiB
+    // since it names what host libraries ask for and cannot get (sandbox tokens above the
+    // operator's ceiling, sunpeak's load-a-URL), each with its fix. A budget, so that growth is
+    // a decision; the first flight above is the limit that matters.
+    assert!(wire.len() <= 12 * 1024, "{} bytes on the wire", wire.len());
     let mut decoded = String::new();
     brotli::Decompressor::new(&wire[..], 4096)
         .read_to_string(&mut decoded)
