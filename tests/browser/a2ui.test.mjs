@@ -11,7 +11,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   serviceFixture, startHostPages, openHostPage, startTlsServer, makeCertificate, tempDir, probeView, exampleView,
-  jsonApi, bundle, recipe, ROOT,
+  jsonApi, bundle, recipe, frameShowing, ROOT,
 } from './harness.mjs';
 import { selectedEngines, until, consoleKnown } from './engines.mjs';
 
@@ -57,15 +57,7 @@ for (const engine of selectedEngines()) {
 
     const sandboxUrl = (name) => `https://${name}:${fx.port}${PATH}`;
 
-    async function viewFrame(page, selector, text) {
-      return until(async () => {
-        for (const frame of await page.frames()) {
-          const found = await frame.evaluate((s) => document.querySelector(s)?.textContent ?? null, selector).catch(() => null);
-          if (found !== null && found.includes(text)) return frame;
-        }
-        return null;
-      }, `a view showing ${text}`, 30_000);
-    }
+    const viewFrame = (page, selector, text) => frameShowing(page, selector, text);
 
     it('the real get-time view renders, its tools/call is answered, and the ready came from the configured origin', T, async (t) => {
       const [first, second] = ['2026-12-03T08:00:00.000Z', '2026-12-03T08:00:01.000Z'];

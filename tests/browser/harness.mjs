@@ -281,6 +281,17 @@ export async function startHostPages(port, script) {
   };
 }
 
+/** The first frame of `page` whose `selector` element's text includes `text`, once there is one. */
+export async function frameShowing(page, selector, text, timeout = 45_000) {
+  return until(async () => {
+    for (const frame of await page.frames()) {
+      const found = await frame.evaluate((s) => document.querySelector(s)?.textContent ?? null, selector).catch(() => null);
+      if (found !== null && found.includes(text)) return frame;
+    }
+    return null;
+  }, `a frame showing ${text}`, timeout);
+}
+
 /** Host page `name` of `fx` (whose host is `startHostPages`) with `config`, in a fresh page
  * closed after the test `t`, its console in the diagnostics if it failed. */
 export async function openHostPage(fx, t, name, config) {
@@ -337,6 +348,8 @@ export async function bundle(entry) {
     platform: 'browser',
     jsx: 'automatic',
     define: { 'process.env.NODE_ENV': '"production"' },
+    // Stylesheets and fonts a package imports are left out: the tests read the DOM, not pixels.
+    loader: { '.css': 'empty', '.woff': 'empty', '.woff2': 'empty', '.ttf': 'empty' },
     write: false,
     logLevel: 'silent',
   });

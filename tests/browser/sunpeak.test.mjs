@@ -8,7 +8,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   serviceFixture, startHostPages, openHostPage, startTlsServer, makeCertificate, tempDir, probeView, exampleView,
-  jsonApi, bundle, recipe,
+  jsonApi, bundle, recipe, frameShowing,
 } from './harness.mjs';
 import { selectedEngines, until, consoleKnown } from './engines.mjs';
 
@@ -38,15 +38,7 @@ for (const engine of selectedEngines()) {
 
     const open = (t, name, config) => openHostPage(fx, t, name, config);
 
-    async function viewFrame(page, text) {
-      return until(async () => {
-        for (const frame of await page.frames()) {
-          const found = await frame.evaluate(() => document.querySelector('#server-time')?.textContent ?? null).catch(() => null);
-          if (found !== null && found.includes(text)) return frame;
-        }
-        return null;
-      }, `the view showing ${text}`, 45_000);
-    }
+    const viewFrame = (page, text) => frameShowing(page, '#server-time', text);
 
     it('the real get-time view renders, its tools/call is answered, and the pop-up tokens are named once', T, async (t) => {
       const [first, second] = ['2026-12-03T08:00:00.000Z', '2026-12-03T08:00:01.000Z'];
