@@ -1,7 +1,10 @@
 // CSP violations in a same-origin view, passed to the host.
 //
-// spec (extension): ui/notifications/sandbox-csp-violation, under the reserved prefix.
-// SECURITY: only the browser's own reports, at most MAX_VIOLATIONS per page.
+// spec (extension): ui/notifications/sandbox-csp-violation, under the reserved prefix; for a
+// host whose operator chose relay_messages = "any", also in the shape mcp-use's inspector
+// reads from its own proxy ({type: "mcp-apps:csp-violation", ...}).
+// SECURITY: only the browser's own reports, at most MAX_VIOLATIONS per page; nothing else of
+// the view's (its console stays its own).
 
 // CSP violations inside a same-origin view are seen here and passed to the host under the
 // reserved prefix, so a host can tell its user why something in the view did not load.
@@ -38,4 +41,21 @@ function reportViolation(e) {
       disposition: e.disposition
     }
   });
+  if (anyMessages) postToHost(inspectorViolation(e));
+}
+
+// The same report as mcp-use's inspector reads it from its own proxy, for its CSP panel.
+function inspectorViolation(e) {
+  return {
+    type: 'mcp-apps:csp-violation',
+    directive: e.violatedDirective,
+    effectiveDirective: e.effectiveDirective,
+    blockedUri: e.blockedURI,
+    sourceFile: e.sourceFile,
+    lineNumber: e.lineNumber,
+    columnNumber: e.columnNumber,
+    originalPolicy: e.originalPolicy,
+    disposition: e.disposition,
+    timestamp: Date.now()
+  };
 }

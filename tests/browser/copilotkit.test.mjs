@@ -4,7 +4,8 @@
 // URL. The guide's block is tests/browser/copilotkit/renderer.jsx, byte for byte; a chat page
 // (host.jsx: CopilotKitProvider, CopilotChat, an agent that needs no model) runs it with the
 // sandbox's name and port, in each engine: the real get-time view renders in the chat from the
-// sandbox origin and its tools/call reaches the agent; a view that declares an API reaches it.
+// sandbox origin and its tools/call reaches the agent; a view that declares an API reaches it,
+// and is refused the camera it asks for (AppRenderer 7.1.1 delegates none; Chromium says why).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -68,16 +69,20 @@ for (const engine of selectedEngines()) {
       assert.ok((await page.frames()).some((f) => f.url.startsWith(`https://${SANDBOX}:${fx.port}/sandbox.html`)), 'the proxy is the sandbox page');
     });
 
-    it('a view that declares an API reaches it', T, async (t) => {
+    it('a view that declares an API reaches it; the camera it asks for is refused (AppRenderer delegates none)', T, async (t) => {
       const declared = { connectDomains: [`https://api.outside.test:${api.port}`] };
       const page = await chat(t, 'probe', {
-        html: await probeView({ connect: `https://api.outside.test:${api.port}/data` }), csp: declared,
+        html: await probeView({ connect: `https://api.outside.test:${api.port}/data`, camera: true }), csp: declared,
         toolResult: { content: [{ type: 'text', text: 'probe shown' }] }, callResult: { content: [{ type: 'text', text: 'reported' }] },
       });
       const report = await until(async () => (await page.evaluate(() => window.host)).calls.find((c) => c.name === 'report'),
         'the view\'s report', 60_000);
       assert.equal(report.arguments.connect, 'ok', JSON.stringify(report.arguments));
       assert.equal(report.arguments.origin, `https://${SANDBOX}:${fx.port}`, 'the view runs on the sandbox origin, not the chat\'s');
+      assert.notEqual(report.arguments.camera, 'granted');
+      if (engine === 'chromium') {
+        assert.ok(page.console.some((m) => m.includes('Permissions policy violation: camera is not allowed')), page.console.join('\n'));
+      }
     });
   });
 }

@@ -4,19 +4,17 @@
 // server, its web UI driven as a developer does (open it on a server's URL, pick a tool,
 // Execute), in each engine:
 // - the real get-time example view (its server over Streamable HTTP) renders in the inspector's
-//   MCP Apps panel from the sandbox origin, and its tools/call changes the time;
+//   MCP Apps panel from the sandbox origin, its tools/call changes the time, and the eval its
+//   bundled zod probes for reaches the inspector's CSP panel (relay_messages = "any");
 // - a view of our own (probe-server.mjs) reaches the API its _meta.ui.csp declares (the relay
 //   reloads once with it) and gets the camera it asks for, which the inspector delegates.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:http';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { Readable } from 'node:stream';
-import { mountInspector } from '@mcp-use/inspector';
 import {
   serviceFixture, startTlsServer, makeCertificate, tempDir, probeView, freePort, ROOT, jsonApi, recipe,
 } from './harness.mjs';
@@ -41,22 +39,7 @@ function mountOptions(port) {
   return { ...options, sandboxOrigin: `https://${SANDBOX}:${port}` };
 }
 
-/** The inspector's handler on a plain Node server, as the guide's "any other server" says. */
-async function serveInspector(port, options) {
-  const handler = mountInspector(options);
-  const server = createServer(async (req, res) => {
-    const url = new URL(req.url, `http://${req.headers.host}`);
-    const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : Readable.toWeb(req);
-    const answer = await handler(new Request(url, { method: req.method, headers: req.headers, body, duplex: 'half' }));
-    res.writeHead(answer.status, Object.fromEntries(answer.headers));
-    res.end(Buffer.from(await answer.arrayBuffer()));
-  });
-  server.listen(port, '127.0.0.1');
-  await once(server, 'listening');
-  return { close: () => new Promise((r) => server.close(r)) };
-}
-
-/** A Node process that prints a line matching `ready` once it serves; stopped after the suite. */
+/** A Node process that prints a line matching `ready` once it serves; `stop()` ends it. */
 async function startServerProcess(args, env, ready) {
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines = createInterface({ input: child.stdout });
@@ -67,7 +50,15 @@ async function startServerProcess(args, env, ready) {
     lines.on('line', check);
     errors.on('line', check);
   });
-  return { stop: () => { child.kill('SIGTERM'); } };
+  return {
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      // SIGKILL: the inspector answers SIGTERM by waiting for its clients, and these are
+      // throwaway servers with nothing to keep.
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    },
+  };
 }
 
 for (const engine of selectedEngines()) {
@@ -81,7 +72,13 @@ for (const engine of selectedEngines()) {
       tls: [SANDBOX],
       trust: [apiCert],
       hosts: ({ port }) => entry(uiPort, port),
-      host: async ({ port }) => serveInspector(uiPort, mountOptions(port)),
+      // The inspector in a process of its own (mcp-use-server.mjs), stopped with the suite.
+      host: async ({ port }) => {
+        const inspector = await startServerProcess(
+          [join(ROOT, 'tests', 'browser', 'mcp-use-server.mjs'), String(uiPort), JSON.stringify(mountOptions(port))],
+          { MCP_USE_ANONYMIZED_TELEMETRY: 'false' }, /^listening$/);
+        return { close: async () => inspector.stop() };
+      },
     });
     const servers = [];
     let api, vanillaUrl, probeUrl;
@@ -98,7 +95,7 @@ for (const engine of selectedEngines()) {
       probeUrl = `http://127.0.0.1:${probePort}/mcp`;
     });
     after(async () => {
-      servers.forEach((s) => s.stop());
+      await Promise.all(servers.map((s) => s.stop()));
       await api?.close();
     });
 
@@ -112,6 +109,13 @@ for (const engine of selectedEngines()) {
       // The inspector hides its tool list in a narrow window; puppeteer's Firefox opens 800 × 600.
       if (engine === 'firefox') await page.raw.setViewport({ width: 1280, height: 800 });
       await page.goto(`http://localhost:${uiPort}/mcp/inspector?autoConnect=${encodeURIComponent(serverUrl)}`);
+      // What reaches the inspector's CSP panel from the proxy (relay_messages = "any").
+      await page.evaluate(() => {
+        window.cspPanel = [];
+        window.addEventListener('message', (event) => {
+          if (event.data?.type === 'mcp-apps:csp-violation') window.cspPanel.push({ origin: event.origin, ...event.data });
+        });
+      });
       await until(() => page.evaluate((name) => {
         const item = [...document.querySelectorAll('*')].find((e) => e.children.length === 0 && e.textContent.trim() === name);
         if (!item) return false;
@@ -152,6 +156,12 @@ for (const engine of selectedEngines()) {
         const now = document.querySelector('#server-time')?.textContent;
         return now && now !== before && /^\d{4}-/.test(now);
       }, first), 'a new time after the view\'s tools/call', 30_000);
+      // The view's bundled zod probes for eval: the refusal reaches the inspector's CSP panel.
+      const panel = await until(() => page.evaluate(() => (window.cspPanel.length ? window.cspPanel : null)),
+        'a violation for the inspector\'s CSP panel', 30_000);
+      assert.equal(panel[0].origin, `https://${SANDBOX}:${fx.port}`);
+      assert.equal(panel[0].effectiveDirective, 'script-src');
+      assert.equal(panel[0].blockedUri, 'eval');
     });
 
     it('a view that declares an API reaches it, and gets the camera the inspector delegates', T, async (t) => {

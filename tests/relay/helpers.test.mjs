@@ -182,3 +182,38 @@ describe('sunpeak/sandbox-load-src from the host', () => {
     assert.deepEqual(relay.state.held, [], 'not held for a view');
   });
 });
+
+describe("a same-origin view's CSP violations, passed to the host", () => {
+  const violation = { isTrusted: true, violatedDirective: 'connect-src', effectiveDirective: 'connect-src',
+    blockedURI: 'https://api.example.com/v1', sourceFile: 'about:srcdoc', lineNumber: 3, columnNumber: 7,
+    originalPolicy: "connect-src 'self'", disposition: 'enforce' };
+
+  function posted(config) {
+    const sent = [];
+    const relay = loadRelay(['reportViolation', 'state'], {
+      config, scope: { parent: { postMessage: (message, target) => sent.push({ message, target }) } },
+    });
+    relay.reportViolation(violation);
+    relay.reportViolation({ ...violation, isTrusted: false });
+    return sent;
+  }
+
+  it('as the spec extension, and nothing a view dispatches itself', () => {
+    const sent = posted(pageConfig());
+    assert.deepEqual(sent.map((s) => s.message.method), ['ui/notifications/sandbox-csp-violation']);
+    assert.deepEqual(sent.map((s) => s.target), ['https://chat.example.com']);
+  });
+
+  it('and, with relay_messages = "any", also as mcp-use\'s inspector reads it', () => {
+    const sent = posted(pageConfig({ anyMessages: true }));
+    assert.equal(sent.length, 2);
+    const { timestamp, ...inspector } = sent[1].message;
+    assert.deepEqual(inspector, {
+      type: 'mcp-apps:csp-violation', directive: 'connect-src', effectiveDirective: 'connect-src',
+      blockedUri: 'https://api.example.com/v1', sourceFile: 'about:srcdoc', lineNumber: 3, columnNumber: 7,
+      originalPolicy: "connect-src 'self'", disposition: 'enforce',
+    });
+    assert.equal(typeof timestamp, 'number');
+    assert.equal(sent[1].target, 'https://chat.example.com', 'to the host\'s origin only');
+  });
+});
