@@ -293,7 +293,9 @@ export async function frameShowing(page, selector, text, timeout = 45_000) {
 }
 
 /** Host page `name` of `fx` (whose host is `startHostPages`) with `config`, in a fresh page
- * closed after the test `t`, its console in the diagnostics if it failed. */
+ * closed after the test `t`, its console in the diagnostics if it failed. Returns once the
+ * page's script has set `window.host`: under load, WebKit's driver was seen to return from the
+ * navigation before the module script had run, and a first read found nothing. */
 export async function openHostPage(fx, t, name, config) {
   const path = fx.hostServer.page(name, config);
   const page = await fx.browser.newPage();
@@ -302,6 +304,7 @@ export async function openHostPage(fx, t, name, config) {
     await page.close();
   });
   await page.goto(`${fx.hostOrigin}${path}`);
+  await until(() => page.evaluate(() => Boolean(window.host)), `the host page ${name}'s script run`);
   return page;
 }
 
