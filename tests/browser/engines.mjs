@@ -202,8 +202,10 @@ async function launchWebKit() {
           await driver.switchTo().defaultContent();
           await driver.actions({ async: true }).move({ x: Math.round(x), y: Math.round(y) }).click().perform();
         },
+        // A driver whose MiniBrowser is gone answers nothing, quit included: give it 10 s, then
+        // end it, so that a crashed browser fails its test instead of holding the run.
         async close() {
-          await driver.quit().catch(() => {});
+          await bounded(driver.quit(), 10_000, 'WebKitWebDriver quit').catch(() => {});
           driverProcess.kill();
         },
       };
