@@ -49,9 +49,9 @@ for (const engine of selectedEngines()) {
 
     async function chat(t, name, config) {
       const page = await openHostPage(fx, t, name, config);
-      // The chat shows the agent's messages once it is on the page: in WebKit that comes later
-      // than the script's first run could.
-      await until(() => page.evaluate(() => document.querySelector('textarea') !== null), 'the chat\'s input', 30_000);
+      // The page offers showApp once the chat has taken the agent (host.jsx says why): in WebKit
+      // that comes later than the script's first run, and later still than the chat's input.
+      await until(() => page.evaluate(() => typeof window.showApp === 'function'), 'the chat has the agent', 30_000);
       await page.evaluate(() => { window.showApp(); });
       return page;
     }

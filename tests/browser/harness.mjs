@@ -300,12 +300,34 @@ export async function openHostPage(fx, t, name, config) {
   const path = fx.hostServer.page(name, config);
   const page = await fx.browser.newPage();
   t.after(async () => {
-    if (t.passed === false) t.diagnostic(page.console.map((line) => line.slice(0, 300)).join('\n'));
+    if (t.passed === false) {
+      t.diagnostic(page.console.map((line) => line.slice(0, 300)).join('\n'));
+      t.diagnostic(await pageState(page));
+    }
     await page.close();
   });
   await page.goto(`${fx.hostOrigin}${path}`);
   await until(() => page.evaluate(() => Boolean(window.host)), `the host page ${name}'s script run`);
   return page;
+}
+
+/**
+ * What a failed host-page test leaves behind, for its diagnostics: the page's `window.host`
+ * and each frame's URL with what a probe view recorded there. Every read is bounded: a page
+ * that stopped answering is what some failures are.
+ */
+async function pageState(page) {
+  const within = (promise) => Promise.race([promise, new Promise((r) => setTimeout(() => r('(no answer in 5 s)'), 5000))])
+    .catch((error) => `(${error.message.slice(0, 200)})`);
+  const lines = [`window.host: ${JSON.stringify(await within(page.evaluate(() => window.host))).slice(0, 4000)}`];
+  const frames = await within(page.frames());
+  for (const frame of Array.isArray(frames) ? frames : []) {
+    const state = await within(frame.evaluate(() => ({
+      readyState: document.readyState, results: window.results ?? null, done: document.body?.dataset.done ?? null,
+    })));
+    lines.push(`frame ${frame.url.slice(0, 200)}: ${JSON.stringify(state)}`);
+  }
+  return lines.join('\n');
 }
 
 /**
