@@ -3,7 +3,9 @@ import { MCPAppsActivityType, MCPAppsActivityContentSchema } from '@copilotkit/r
 import { mcpAppsRequestQueue } from '@copilotkit/mcp-apps-renderer';
 import { AppRenderer } from '@mcp-ui/client';
 
-const SANDBOX = 'https://chat.example-sandbox.net/sandbox.html';
+// One URL object for every render: AppRenderer restarts its set-up when `sandbox.url` is another
+// object, and a restart while the sandbox page loads leaves the view blank (mcp-ui#193).
+const SANDBOX = new URL('https://chat.example-sandbox.net/sandbox.html');
 
 // An MCP request through the agent, as CopilotKit's own renderer makes it (one at a time).
 function proxied(agent, content, method, params) {
@@ -28,7 +30,7 @@ function McpAppThroughSandbox({ content, agent }) {
     <AppRenderer
       toolName={content.resourceUri}
       html={resource.html}
-      sandbox={{ url: new URL(SANDBOX), csp: resource.csp }}
+      sandbox={{ url: SANDBOX, csp: resource.csp }}
       toolInput={content.toolInput}
       toolResult={content.result}
       onCallTool={(params) => proxied(agent, content, 'tools/call', params)}
