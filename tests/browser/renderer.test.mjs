@@ -8,7 +8,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  serviceFixture, chatHost, CHAT_NAMES, startHostPages, bundleRendererHost, exampleView,
+  serviceFixture, chatHost, CHAT_NAMES, startHostPages, openHostPage, frameShowing, bundleRendererHost, exampleView,
 } from './harness.mjs';
 import { selectedEngines, until } from './engines.mjs';
 
@@ -29,82 +29,55 @@ for (const engine of selectedEngines()) {
       proxyUrl: fx.url('chat.sandbox.test'), views: [exampleView('vanillajs'), exampleView('react')],
       firstTime: FIRST_TIME, secondTime: SECOND_TIME, ...more,
     });
-    const open = async (name, more) => {
-      const page = await fx.browser.newPage();
-      await page.goto(`${fx.hostOrigin}${fx.hostServer.page(name, config(more))}`);
-      return page;
-    };
 
-    it('the new view replaces the old one and works; the old one is gone', { timeout: 60_000 }, async () => {
-      const page = await open('changed resource');
-      try {
-        // The frames showing `selector`, with its text.
-        const showing = async (selector) => {
-          const found = [];
-          for (const frame of await page.frames()) {
-            const text = await frame.evaluate((s) => document.querySelector(s)?.textContent ?? null, selector).catch(() => null);
-            if (text !== null) found.push({ frame, text });
-          }
-          return found;
-        };
-        await until(async () => (await showing(VANILLA_TIME)).some((f) => f.text.includes(FIRST_TIME)), 'the first view shows the tool result');
-        await page.evaluate(() => window.showView(1));
-        const [reactView] = await until(async () => {
-          const react = await showing(REACT_TIME);
-          return react.length === 1 && (await showing(VANILLA_TIME)).length === 0 && react;
-        }, 'the second view replaced the first');
-        await reactView.frame.evaluate(() => [...document.querySelectorAll('button')]
-          .find((b) => b.textContent.trim() === 'Get Server Time').click());
-        await until(async () => (await showing(REACT_TIME)).some((f) => f.text.includes(SECOND_TIME)),
-          "the new view's tools/call is answered");
-        const host = await page.evaluate(() => window.host);
-        assert.deepEqual(host.calls.map((c) => c.name), ['get-time']);
-        assert.deepEqual(host.errors, []);
-        const proxyFrame = (await page.frames()).find((f) => f.url.startsWith(fx.url('chat.sandbox.test')));
-        assert.equal(await proxyFrame.evaluate(() => document.querySelectorAll('iframe').length), 1, 'one view at a time');
-      } catch (error) {
-        error.message += `\nconsole:\n${page.console.join('\n')}`;
-        throw error;
-      } finally {
-        await page.close();
-      }
+    it('the new view replaces the old one and works; the old one is gone', { timeout: 60_000 }, async (t) => {
+      const page = await openHostPage(fx, t, 'changed resource', config());
+      // The frames showing `selector`, with its text.
+      const showing = async (selector) => {
+        const found = [];
+        for (const frame of await page.frames()) {
+          const text = await frame.evaluate((s) => document.querySelector(s)?.textContent ?? null, selector).catch(() => null);
+          if (text !== null) found.push({ frame, text });
+        }
+        return found;
+      };
+      await until(async () => (await showing(VANILLA_TIME)).some((f) => f.text.includes(FIRST_TIME)), 'the first view shows the tool result');
+      await page.evaluate(() => window.showView(1));
+      const [reactView] = await until(async () => {
+        const react = await showing(REACT_TIME);
+        return react.length === 1 && (await showing(VANILLA_TIME)).length === 0 && react;
+      }, 'the second view replaced the first');
+      await reactView.frame.evaluate(() => [...document.querySelectorAll('button')]
+        .find((b) => b.textContent.trim() === 'Get Server Time').click());
+      await until(async () => (await showing(REACT_TIME)).some((f) => f.text.includes(SECOND_TIME)),
+        "the new view's tools/call is answered");
+      const host = await page.evaluate(() => window.host);
+      assert.deepEqual(host.calls.map((c) => c.name), ['get-time']);
+      assert.deepEqual(host.errors, []);
+      const proxyFrame = (await page.frames()).find((f) => f.url.startsWith(fx.url('chat.sandbox.test')));
+      assert.equal(await proxyFrame.evaluate(() => document.querySelectorAll('iframe').length), 1, 'one view at a time');
     });
 
-    it('a host that re-renders while the sandbox page loads gets its view, with sandbox.url kept one object', { timeout: 60_000 }, async () => {
-      const page = await open('re-rendered while loading', { rerenderWhileLoading: true });
-      try {
-        const [view] = await until(async () => {
-          const found = [];
-          for (const frame of await page.frames()) {
-            const text = await frame.evaluate(() => document.querySelector('#server-time')?.textContent ?? null).catch(() => null);
-            if (text?.includes(FIRST_TIME)) found.push(frame);
-          }
-          return found.length > 0 && found;
-        }, 'the view shows the tool result');
-        await view.evaluate(() => [...document.querySelectorAll('button')].find((b) => b.textContent.trim() === 'Get Server Time').click());
-        await until(async () => (await page.evaluate(() => window.host)).calls.length === 1, "the view's tools/call");
-        const host = await page.evaluate(() => window.host);
-        assert.equal(host.rerendersWhileLoading, 1, 'the page re-rendered while the sandbox page loaded');
-        assert.deepEqual(host.errors, []);
-      } finally {
-        await page.close();
-      }
+    it('a host that re-renders while the sandbox page loads gets its view, with sandbox.url kept one object', { timeout: 60_000 }, async (t) => {
+      const page = await openHostPage(fx, t, 're-rendered while loading', config({ rerenderWhileLoading: true }));
+      const view = await frameShowing(page, VANILLA_TIME, FIRST_TIME);
+      await view.evaluate(() => [...document.querySelectorAll('button')].find((b) => b.textContent.trim() === 'Get Server Time').click());
+      await until(async () => (await page.evaluate(() => window.host)).calls.length === 1, "the view's tools/call");
+      const host = await page.evaluate(() => window.host);
+      assert.equal(host.rerendersWhileLoading, 1, 'the page re-rendered while the sandbox page loaded');
+      assert.deepEqual(host.errors, []);
     });
 
-    it('with a new sandbox.url object on each render, that re-render leaves the view unsent (why the guide keeps one)', { timeout: 60_000 }, async () => {
-      const page = await open('a new url each render', { rerenderWhileLoading: true, urlPerRender: true });
-      try {
-        await until(async () => (await page.evaluate(() => window.host)).methods.includes(READY), 'the sandbox page says it is ready');
-        // AppRenderer sends the view within milliseconds of that message when it sends it at all.
-        await new Promise((resolve) => setTimeout(resolve, 3000));
-        const host = await page.evaluate(() => window.host);
-        assert.equal(host.rerendersWhileLoading, 1);
-        assert.deepEqual(host.methods.filter((m) => m !== READY), [], 'no view ever spoke to the page');
-        const proxyFrame = (await page.frames()).find((f) => f.url.startsWith(fx.url('chat.sandbox.test')));
-        assert.equal(await proxyFrame.evaluate(() => document.querySelectorAll('iframe').length), 0, 'no view was mounted');
-      } finally {
-        await page.close();
-      }
+    it('with a new sandbox.url object on each render, that re-render leaves the view unsent (why the guide keeps one)', { timeout: 60_000 }, async (t) => {
+      const page = await openHostPage(fx, t, 'a new url each render', config({ rerenderWhileLoading: true, urlPerRender: true }));
+      await until(async () => (await page.evaluate(() => window.host)).methods.includes(READY), 'the sandbox page says it is ready');
+      // AppRenderer sends the view within milliseconds of that message when it sends it at all.
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      const host = await page.evaluate(() => window.host);
+      assert.equal(host.rerendersWhileLoading, 1);
+      assert.deepEqual(host.methods.filter((m) => m !== READY), [], 'no view ever spoke to the page');
+      const proxyFrame = (await page.frames()).find((f) => f.url.startsWith(fx.url('chat.sandbox.test')));
+      assert.equal(await proxyFrame.evaluate(() => document.querySelectorAll('iframe').length), 0, 'no view was mounted');
     });
   });
 }
