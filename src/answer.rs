@@ -10,6 +10,7 @@ use std::task::{Context, Poll};
 use http::Response;
 
 use crate::body::{Body, Unsent};
+use crate::io::activity::Activity;
 use crate::reports::ConnectionReports;
 
 /// What the requests of one connection share: the answers its client has not read yet, and
@@ -39,6 +40,22 @@ pub(crate) enum Answer {
 impl Answer {
     pub(crate) fn ready(response: Response<Body>) -> Self {
         Answer::Ready(Some(response))
+    }
+
+    /// The same answer, holding `activity` out of idleness until it resolves: an HTTP/1
+    /// connection whose report body is still read must not rest (see `connection::h1`).
+    pub(crate) fn keeping_busy(self, activity: &Arc<Activity>) -> Self {
+        match self {
+            Answer::Reading(reading) => {
+                let pending = activity.answer_pending();
+                Answer::Reading(Box::pin(async move {
+                    let response = reading.await;
+                    drop(pending);
+                    response
+                }))
+            }
+            ready => ready,
+        }
     }
 }
 

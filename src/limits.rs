@@ -93,6 +93,13 @@ impl HeadLimits {
     pub fn filtered_max(&self) -> usize {
         self.request_line + self.fields
     }
+
+    /// hyper's limit on its read buffer and on a head: above the largest filtered head, so
+    /// that hyper only ever sees heads the head reader checked and never refuses one itself
+    /// (its answers carry no headers).
+    pub fn hyper_buffer(&self) -> usize {
+        (self.filtered_max() + 1024).max(8192)
+    }
 }
 
 /// The path of the CSP report endpoint, on every sandbox name the service answers.

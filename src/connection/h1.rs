@@ -70,9 +70,7 @@ where
         request_line: limits.max_query_bytes + REQUEST_LINE_SLACK,
         fields: limits.max_header_bytes,
     };
-    // hyper only ever sees heads `HeadFilter` checked against these limits: its own are
-    // set above them, so it never answers a head itself (its answers carry no headers).
-    let hyper_max = (head_limits.filtered_max() + 1024).max(8192);
+    let hyper_max = head_limits.hyper_buffer();
     let mut builder = hyper::server::conn::http1::Builder::new();
     // Head and idle deadlines are `Deadlined`'s: hyper's header_read_timeout would also cut
     // idle keep-alive connections at the head deadline. The timer stays set regardless.
@@ -129,7 +127,13 @@ where
             Stretch::Ended => return Ok(()),
             Stretch::Rested(parts) => {
                 io = parts.io.into_inner();
-                io.unread(&parts.read_buf);
+                if io.resume(&parts.read_buf).is_err() {
+                    // hyper stopped inside a request (an answer given before its body was
+                    // read): what follows is body, never a head to serve. See `io::head`.
+                    io.shutdown().await?;
+                    io.linger().await;
+                    return Ok(());
+                }
                 service = parts.service;
             }
         }
@@ -205,6 +209,13 @@ where
         return Ok(Stretch::Rested(parts));
     }
     let mut io = parts.io.into_inner();
+    let unread = !parts.read_buf.is_empty() || io.may_have_more();
     io.shutdown().await?;
+    if unread {
+        io.linger().await;
+    }
     Ok(Stretch::Ended)
 }
+
+#[cfg(test)]
+mod tests;

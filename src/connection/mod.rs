@@ -309,7 +309,7 @@ where
         let handler = current.borrow().handler.clone();
         let answer = handler(req, transport, &per_connection);
         counted.answered();
-        answer
+        answer.keeping_busy(&counted)
     });
     let limits = &accepted.limits;
     if h2 {

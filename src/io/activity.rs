@@ -3,7 +3,9 @@
 //!
 //! The request handler answers synchronously, within hyper's poll of the connection, so a
 //! request is never in flight while the stream is read: its answer is the only event, and it
-//! restarts the idle clock.
+//! restarts the idle clock. The one exception is a report, answered once its body is read:
+//! until then its exchange is open ([`Activity::answer_pending`]), and the connection is not
+//! idle, though the head deadline no longer runs (the body has a deadline of its own).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -25,6 +27,8 @@ pub(crate) struct Activity {
     /// Milliseconds after `started_at` when the newest head's first byte arrived.
     head_started_ms: AtomicU64,
     first_request: Notify,
+    /// Answers handed to hyper that wait for their request's body.
+    pending_answers: AtomicU64,
     /// Set once, when the connection is asked to close to make room for another.
     evicted: AtomicBool,
     eviction: Notify,
@@ -39,6 +43,7 @@ impl Activity {
             heads_begun: AtomicU64::new(0),
             head_started_ms: AtomicU64::new(0),
             first_request: Notify::new(),
+            pending_answers: AtomicU64::new(0),
             evicted: AtomicBool::new(false),
             eviction: Notify::new(),
         })
@@ -69,6 +74,13 @@ impl Activity {
         if self.requests.fetch_add(1, Relaxed) == 0 {
             self.first_request.notify_waiters();
         }
+    }
+
+    /// An answer that is not ready until its request's body is read: the connection is not
+    /// idle until the returned guard is dropped (with the answer, once it resolved).
+    pub(crate) fn answer_pending(self: &Arc<Self>) -> PendingAnswer {
+        self.pending_answers.fetch_add(1, Relaxed);
+        PendingAnswer(self.clone())
     }
 
     /// HTTP/1: the first byte of a request head arrived, the `count`th of the connection.
@@ -107,7 +119,10 @@ impl Activity {
     /// arrived, and it was not asked to close already. Closing it loses nothing but the
     /// connection (browsers retry a request on a new one when a kept connection closes).
     pub(crate) fn is_idle_keep_alive(&self) -> bool {
-        self.requests() > 0 && self.head_started().is_none() && !self.is_evicted()
+        self.requests() > 0
+            && self.head_started().is_none()
+            && self.pending_answers.load(Relaxed) == 0
+            && !self.is_evicted()
     }
 
     pub(crate) fn is_evicted(&self) -> bool {
@@ -124,5 +139,15 @@ impl Activity {
     /// Resolves once [`Activity::evict`] was called.
     pub(crate) async fn evicted(&self) {
         self.eviction.notified().await;
+    }
+}
+
+/// Holds its connection out of idleness while an answer waits for its request's body.
+#[derive(Debug)]
+pub(crate) struct PendingAnswer(Arc<Activity>);
+
+impl Drop for PendingAnswer {
+    fn drop(&mut self) {
+        self.0.pending_answers.fetch_sub(1, Relaxed);
     }
 }

@@ -45,4 +45,5 @@ macro_rules! write_through {
 pub(crate) mod activity;
 pub(crate) mod deadline;
 pub(crate) mod head;
+pub(crate) mod linger;
 pub(crate) mod prefixed;

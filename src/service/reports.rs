@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::header::{self, HeaderValue};
-use http::{Method, Request, Response, StatusCode};
+use http::{Method, Request, Response, StatusCode, Version};
 use hyper::body::Incoming;
 
 use crate::answer::{Answer, PerConnection};
@@ -18,6 +18,7 @@ use super::headers::{error, plain_text};
 use super::{Entry, Service, Transport, Turned};
 
 const ALLOW_POST: HeaderValue = HeaderValue::from_static("POST");
+const CLOSE: HeaderValue = HeaderValue::from_static("close");
 
 impl Service {
     /// Answers one request of a connection: a report once its body is read, any other at once.
@@ -31,9 +32,11 @@ impl Service {
             return Answer::ready(self.handle_on(&req, transport, Some(&connection.unsent)));
         }
         let had_cookies = req.headers().contains_key(header::COOKIE);
+        let http1 = req.version() < Version::HTTP_2;
         let (index, target, media_type) = match self.checked_report(&req, transport) {
             Ok(checked) => checked,
             Err((entry, response)) => {
+                let response = closing_if(http1, response);
                 let unsent = Some(&connection.unsent);
                 return Answer::ready(self.finish(entry, had_cookies, response, unsent));
             }
@@ -51,7 +54,7 @@ impl Service {
                 Ok(_) => no_content(),
                 Err(refused) => {
                     intake.count_refused(refused);
-                    refusal(refused)
+                    closing_if(http1, refusal(refused))
                 }
             };
             let entry = Some(&service.entries[index]);
@@ -104,6 +107,18 @@ impl Entry {
             .strip_suffix('.')
             .filter(|label| !label.is_empty())
     }
+}
+
+/// SECURITY: a refused report's body may be unread, in part or whole (refused before it was
+/// read, cut at the size cap or the deadline), and over HTTP/1 what follows it on the
+/// connection is that body, never a request: so the answer closes the connection, and says so.
+/// (The connection would close anyway, see `io::head::starts`; HTTP/2 frames each stream's body
+/// apart, and forbids the field.)
+fn closing_if(http1: bool, mut response: Response<Body>) -> Response<Body> {
+    if http1 {
+        response.headers_mut().insert(header::CONNECTION, CLOSE);
+    }
+    response
 }
 
 /// A report taken: an empty `204`, with the headers of every answer that is not a page.

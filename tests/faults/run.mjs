@@ -240,6 +240,74 @@ function reportFlood(port, connections) {
   };
 }
 
+/**
+ * HTTP/1.1 clients that hide requests in report bodies the service answers before reading: a
+ * POST to /csp-report whose media type is refused (415), that names no host (400), or that
+ * comes after the connection's burst of reports (429), with part of its declared body; once
+ * answered, a pause long enough for a kept connection to rest, then the rest of the body (a
+ * page with a policy of the attacker's) and a request after it. Each connection must end after
+ * that answer: nothing hidden is served. (A body that stalls until its deadline, 408, is the
+ * same seam; the table's 30 s deadline outlasts its phases, so tests/socket.rs holds that one.)
+ * Bounded: each client stops after 10 000 attempts or when told.
+ */
+function hiddenInBodies(port, connections) {
+  const stats = { attempts: 0, answered: 0, smuggled: 0, leftOpen: 0, other: {} };
+  let stopping = false;
+  const hidden = `GET /?csp=${encodeURIComponent(JSON.stringify({ connectDomains: ['https://smuggled.example'] }))} ` +
+    `HTTP/1.1\r\nHost: ${NAME}\r\n\r\n`;
+  const start = '{"csp-report":{';
+  const length = start.length + hidden.length;
+  const report = '{"csp-report":{"effective-directive":"img-src","blocked-uri":"https://a.example/"}}';
+  const full = `POST /csp-report HTTP/1.1\r\nHost: ${NAME}\r\nContent-Type: application/csp-report\r\n` +
+    `Content-Length: ${report.length}\r\n\r\n${report}`;
+  const heads = [
+    `POST /csp-report HTTP/1.1\r\nHost: ${NAME}\r\nContent-Type: text/plain\r\nContent-Length: ${length}\r\n\r\n`,
+    `POST /csp-report HTTP/1.1\r\nContent-Type: application/csp-report\r\nContent-Length: ${length}\r\n\r\n`,
+    `${full.repeat(65)}POST /csp-report HTTP/1.1\r\nHost: ${NAME}\r\nContent-Type: application/csp-report\r\nContent-Length: ${length}\r\n\r\n`,
+  ];
+  const attempt = (head) => new Promise((resolve) => {
+    const socket = tls.connect({ host: '127.0.0.1', port, servername: NAME, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] });
+    let received = '';
+    let answered = false;
+    const wanted = head.split('HTTP/1.1\r\n').length - 1;
+    const timer = setTimeout(() => { stats.leftOpen++; socket.destroy(); }, 5000);
+    socket.on('error', () => {});
+    socket.on('secureConnect', () => socket.write(head + start));
+    socket.on('data', (data) => {
+      received += data.toString('latin1');
+      const refused = /HTTP\/1\.1 4\d\d[^]*?\r\n\r\n/.test(received);
+      if (!answered && (refused || received.split('HTTP/1.1 ').length - 1 >= wanted)) {
+        answered = true;
+        // Longer than a kept connection idles before it rests.
+        setTimeout(() => socket.write(`${hidden}GET / HTTP/1.1\r\nHost: ${NAME}\r\n\r\n`, () => {}), 150);
+      }
+    });
+    socket.on('close', () => {
+      clearTimeout(timer);
+      const statuses = [...received.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]));
+      const last = statuses.at(-1);
+      const before = statuses.slice(0, -1);
+      if (received.includes('smuggled.example') || statuses.some((s) => s === 200)) stats.smuggled++;
+      else if ([400, 415, 429].includes(last) && before.every((s) => s === 204)) stats.answered++;
+      else stats.other[statuses.join(',') || 'none'] = (stats.other[statuses.join(',') || 'none'] ?? 0) + 1;
+      resolve();
+    });
+  });
+  const loops = Array.from({ length: connections }, async (_, c) => {
+    for (let i = 0; i < 10_000 && !stopping; i++) {
+      stats.attempts++;
+      await attempt(heads[(c + i) % heads.length]);
+    }
+  });
+  return {
+    stats,
+    async stop() {
+      stopping = true;
+      await Promise.race([Promise.all(loops), new Promise((r) => setTimeout(r, 6000))]);
+    },
+  };
+}
+
 /** Certificates swapped and SIGHUP sent every 200 ms for the phase. */
 function reloadStorm(child) {
   let leaf = 'a';
@@ -482,6 +550,11 @@ await runPhase(`${SETTINGS.attackConnections} HTTP/2 clients flooding the CSP re
   flood = reportFlood(service.port, SETTINGS.attackConnections);
   return () => flood.stop();
 });
+let hiding;
+await runPhase(`${SETTINGS.attackConnections} HTTP/1.1 clients hiding requests in report bodies answered before they are read`, () => {
+  hiding = hiddenInBodies(service.port, SETTINGS.attackConnections);
+  return () => hiding.stop();
+});
 await runPhase('after the faults');
 const scan = testssl(service.port);
 // SIGTERM: the loop stops sending (as a load balancer does once readiness flips), what was sent
@@ -508,10 +581,12 @@ console.log(probeLine('the cap was held', cap));
 console.log(probeLine('the cap was held by silent connections', silent));
 const floodStats = flood.stats;
 console.log(`CSP report flood: ${floodStats.posted} posted, ${floodStats.taken} taken (204), ${floodStats.refused} refused over the rates (429), other answers ${JSON.stringify(floodStats.other)}`);
+const hid = hiding.stats;
+console.log(`requests hidden in report bodies: ${hid.attempts} attempts, ${hid.answered} answered once and closed, ${hid.smuggled} with more answered, ${hid.leftOpen} left open, other ${JSON.stringify(hid.other)}`);
 console.log(`testssl.sh: cipher order ${scan.cipherOrder}, BREACH ${scan.breach}; other findings worse than LOW: ${scan.worse.length}`);
 for (const f of scan.worse) console.log(`  ${f.severity} ${f.id}: ${f.finding}`);
 mkdirSync('target', { recursive: true });
-writeFileSync('target/faults.json', JSON.stringify({ settings: SETTINGS, rows, total, retried: good.stats.retried, capProbe: { ...cap, latencies: undefined, p99: p99(cap.latencies) }, silentProbe: { ...silent, latencies: undefined, p99: p99(silent.latencies) }, reportFlood: flood.stats, exitCode, peakKiB: watcher.memory.peakKiB, testssl: scan }, null, 2));
+writeFileSync('target/faults.json', JSON.stringify({ settings: SETTINGS, rows, total, retried: good.stats.retried, capProbe: { ...cap, latencies: undefined, p99: p99(cap.latencies) }, silentProbe: { ...silent, latencies: undefined, p99: p99(silent.latencies) }, reportFlood: flood.stats, hiddenInBodies: hiding.stats, exitCode, peakKiB: watcher.memory.peakKiB, testssl: scan }, null, 2));
 
 const problems = [];
 if (total.failed > 0 || total.sent !== total.answered) problems.push(`good requests lost: ${good.stats.errors.slice(0, 10).join('; ')}`);
@@ -519,6 +594,9 @@ if (cap.failed > 0 || cap.answered === 0) problems.push(`new clients not served 
 if (silent.failed > 0 || silent.answered === 0) problems.push(`new clients not served while silent connections held the cap: ${silent.errors.slice(0, 5).join('; ')}`);
 if (floodStats.taken === 0 || floodStats.refused === 0 || Object.keys(floodStats.other).length > 0) {
   problems.push(`the report endpoint under a flood: ${floodStats.taken} taken, ${floodStats.refused} refused, other ${JSON.stringify(floodStats.other)}`);
+}
+if (hid.answered === 0 || hid.smuggled > 0 || hid.leftOpen > 0 || Object.keys(hid.other).length > 0) {
+  problems.push(`requests hidden in report bodies: ${hid.answered} answered once, ${hid.smuggled} with more answered, ${hid.leftOpen} left open, other ${JSON.stringify(hid.other)}`);
 }
 if (exitCode !== 0) problems.push(`the drain ended with ${exitCode}`);
 if (scan.worse.length > 0) problems.push('testssl.sh found more than LOW');

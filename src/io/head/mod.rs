@@ -20,12 +20,17 @@
 //! it, and the reset can destroy the answer on its way to the client. Both are bounded by
 //! `MAX_DISCARD` (and, like every read, by the connection's deadlines).
 //!
+//! Where each checked head starts in what hyper reads is noted (`starts`): a connection hyper
+//! hands back between stretches is resumed only at one of them, never inside a body hyper left
+//! unread, so that the head reader and hyper always agree where a request begins.
+//!
 //! The reader also tells the connection's [`Activity`] when the first byte of each head
 //! arrives: the header deadline and the eviction of idle connections follow heads, not reads
 //! (one read can hold the end of one head and the start of the next).
 
 mod check;
 mod scanner;
+mod starts;
 
 use std::io;
 use std::mem::MaybeUninit;
@@ -39,6 +44,7 @@ use super::activity::Activity;
 use crate::limits::HeadLimits;
 
 pub use scanner::HeadScanner;
+pub(crate) use scanner::InsideARequest;
 
 /// Wraps a connection's byte stream on the way to hyper's HTTP/1 reader.
 pub(crate) struct HeadFilter<S> {
@@ -59,9 +65,16 @@ impl<S> HeadFilter<S> {
         }
     }
 
-    /// Puts back bytes hyper read from here and did not use.
-    pub(crate) fn unread(&mut self, bytes: &[u8]) {
-        self.scanner.unread(bytes);
+    /// Puts back bytes hyper read from here and did not use, where hyper stopped at the
+    /// start of a request; see [`HeadScanner::resume`].
+    pub(crate) fn resume(&mut self, bytes: &[u8]) -> Result<(), InsideARequest> {
+        self.scanner.resume(bytes)
+    }
+
+    /// Whether the client may have sent more than hyper took: a head or a body under way,
+    /// checked bytes not yet read, or a refused head's aftermath.
+    pub(crate) fn may_have_more(&self) -> bool {
+        !self.scanner.is_between_requests()
     }
 
     fn scan(&mut self, bytes: &[u8]) {
@@ -75,6 +88,12 @@ impl<S> HeadFilter<S> {
 }
 
 impl<S: AsyncRead + Unpin> HeadFilter<S> {
+    /// Once the last answer is sent, reads and drops what the client still sends: see
+    /// `io::linger`.
+    pub(crate) async fn linger(&mut self) {
+        super::linger::discard_until_closed(&mut self.inner).await;
+    }
+
     /// Reads until there is something for hyper: a checked head (or a refusal), or the end of
     /// the stream. Resolves to whether there is, without handing anything over, so that a
     /// connection at rest can wait for its next request before it builds a reader for it.

@@ -21,6 +21,7 @@
 use crate::limits::{HeadLimits, MAX_FIELDS, Refusal};
 
 use super::check::check;
+use super::starts::RequestStarts;
 
 /// The most a refused connection reads and drops before it gives up on a clean close.
 pub(crate) const MAX_DISCARD: usize = 1 << 20;
@@ -88,6 +89,10 @@ enum Budget {
     Fields,
 }
 
+/// hyper stopped inside a request: the bytes that follow are its body, not a head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct InsideARequest;
+
 /// Frames heads out of the bytes it is given; complete heads (or a refusal request) collect in
 /// [`HeadScanner::pending`] for hyper.
 #[derive(Debug)]
@@ -111,6 +116,8 @@ pub struct HeadScanner {
     discarded: usize,
     heads_begun: u64,
     work: u64,
+    /// Where the requests in what hyper reads start.
+    starts: RequestStarts,
 }
 
 impl HeadScanner {
@@ -130,6 +137,7 @@ impl HeadScanner {
             discarded: 0,
             heads_begun: 0,
             work: 0,
+            starts: RequestStarts::default(),
         }
     }
 
@@ -161,6 +169,9 @@ impl HeadScanner {
 
     /// Marks `n` bytes of [`HeadScanner::pending`] as read.
     pub fn consume(&mut self, n: usize) {
+        // hyper may read past its buffer's limit by a read's worth: four buffers is more than
+        // it can ever hand back.
+        self.starts.taken(n, 4 * self.limits.hyper_buffer());
         self.out_read += n;
         if self.out_read >= self.out.len() {
             self.out_read = 0;
@@ -169,17 +180,31 @@ impl HeadScanner {
         }
     }
 
-    /// Puts back bytes hyper read and did not use: they were checked already, so they come
-    /// before anything still pending.
-    pub(crate) fn unread(&mut self, bytes: &[u8]) {
+    /// Puts back bytes hyper read and did not use, if hyper stopped where a request starts:
+    /// they were checked already, so they come before anything still pending. Otherwise
+    /// (hyper stopped inside a request: its body is not all read) refuses them, and the
+    /// connection must end.
+    pub(crate) fn resume(&mut self, bytes: &[u8]) -> Result<(), InsideARequest> {
+        let between = !matches!(self.state, State::Body { .. });
+        if !self.starts.stopped_at_a_request(bytes.len(), between) {
+            return Err(InsideARequest);
+        }
+        self.starts.handed_back(bytes.len());
         if bytes.is_empty() {
-            return;
+            return Ok(());
         }
         let mut out = Vec::with_capacity(bytes.len() + self.pending().len());
         out.extend_from_slice(bytes);
         out.extend_from_slice(self.pending());
         self.out = out;
         self.out_read = 0;
+        Ok(())
+    }
+
+    /// Nothing of a request is under way or unread: no head or body begun, no checked byte
+    /// hyper has not read, no refusal.
+    pub(crate) fn is_between_requests(&self) -> bool {
+        self.state == State::Between && self.pending().is_empty() && self.refusal.is_none()
     }
 
     /// Why the connection's last head was refused, once one was.
@@ -212,6 +237,7 @@ impl HeadScanner {
     fn body(&mut self, bytes: &[u8], left: usize) -> usize {
         let n = left.min(bytes.len());
         self.work += n as u64;
+        self.starts.body(n);
         self.out.extend_from_slice(&bytes[..n]);
         self.state = State::before(left - n);
         n
@@ -423,14 +449,8 @@ impl HeadScanner {
         let head = std::mem::take(&mut self.head);
         self.work += CHECK_PASSES * head.len() as u64;
         let body = match check(&head) {
-            // The head's own allocation becomes what hyper reads: no copy.
-            Ok(body) if self.pending().is_empty() => {
-                self.out = head;
-                self.out_read = 0;
-                body
-            }
             Ok(body) => {
-                self.out.extend_from_slice(&head);
+                self.pass_on(head);
                 body
             }
             Err(refusal) => {
@@ -445,13 +465,27 @@ impl HeadScanner {
         self.field_lines = 0;
     }
 
+    /// Hands a checked head on to hyper.
+    fn pass_on(&mut self, head: Vec<u8>) {
+        self.starts.head(head.len());
+        if self.pending().is_empty() {
+            // The head's own allocation becomes what hyper reads: no copy.
+            self.out = head;
+            self.out_read = 0;
+        } else {
+            self.out.extend_from_slice(&head);
+        }
+    }
+
     fn refuse(&mut self, refusal: Refusal) {
         if self.refusal.is_some() {
             return;
         }
         self.refusal = Some(refusal);
         self.head = Vec::new();
-        self.out.extend_from_slice(refusal.request().as_bytes());
+        let request = refusal.request();
+        self.starts.head(request.len());
+        self.out.extend_from_slice(request.as_bytes());
     }
 }
 
