@@ -330,7 +330,7 @@ fn print_review(config: &Config) {
         |host| {
             (host.view_policy == ViewPolicyOwner::Host).then(|| {
                 format!(
-                    "opt-in: views of {} run under the policy the host writes into their HTML; the page's header holds only frame-ancestors and sandbox (view_policy = \"host\")",
+                    "opt-in: views of {} run under the policy the host writes into their HTML; the page's header holds only frame-ancestors, sandbox and object-src 'none' (view_policy = \"host\")",
                     host.origin
                 )
             })

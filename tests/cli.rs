@@ -192,9 +192,9 @@ fn headers_prints_the_response_head() {
     let stdout = text(&out.stdout);
     assert!(stdout.starts_with("HTTP/1.1 200 OK\n"), "{stdout}");
     assert!(stdout.contains(
-        ", frame-ancestors https://chat.example.com; sandbox allow-forms allow-modals allow-pointer-lock allow-same-origin allow-scripts; report-uri https://chat.sandbox.test/csp-report?from=page\n"
+        "content-security-policy: frame-ancestors https://chat.example.com; sandbox allow-forms allow-modals allow-pointer-lock allow-same-origin allow-scripts; report-uri https://chat.sandbox.test/csp-report?from=page, default-src 'none'; "
     ));
-    assert!(stdout.contains("; report-uri https://chat.sandbox.test/csp-report?from=view, "));
+    assert!(stdout.contains("; report-uri https://chat.sandbox.test/csp-report?from=view\n"));
     assert!(stdout.contains("connect-src 'self' https://api.example.com;"));
     assert!(!stdout.contains("unsafe-eval"));
     let out = run(&["headers", "--config", &config, "--sandbox", "nope.test"]);
@@ -397,7 +397,7 @@ fn headers_takes_the_embedder_a_pattern_host_needs() {
     .concat());
     assert!(with.status.success(), "{}", text(&with.stdout));
     assert!(
-        text(&with.stdout).contains(", frame-ancestors https://pr-7.preview.example.com; sandbox "),
+        text(&with.stdout).contains(": frame-ancestors https://pr-7.preview.example.com; sandbox "),
         "{}",
         text(&with.stdout)
     );
@@ -547,7 +547,7 @@ fn check_shows_a_host_s_default_view_sandbox() {
 fn check_names_a_host_that_writes_its_views_policies() {
     let stdout = check_one_host("http://localhost:6274", "view_policy = \"host\"");
     assert!(
-        stdout.contains("opt-in: views of http://localhost:6274 run under the policy the host writes into their HTML; the page's header holds only frame-ancestors and sandbox (view_policy = \"host\")\n"),
+        stdout.contains("opt-in: views of http://localhost:6274 run under the policy the host writes into their HTML; the page's header holds only frame-ancestors, sandbox and object-src 'none' (view_policy = \"host\")\n"),
         "{stdout}"
     );
 }

@@ -70,11 +70,11 @@ async fn each_policy_of_a_reporting_host_names_the_endpoint_on_the_name_it_was_s
     // https without [tls]: an https host cannot frame an http page, so a front end terminates
     // TLS for this sandbox, and the report goes where the page came from.
     assert!(
-        policies[0].ends_with("; report-uri https://abc.studio.sandbox.test/csp-report?from=view"),
+        policies[1].ends_with("; report-uri https://abc.studio.sandbox.test/csp-report?from=view"),
         "{csp}"
     );
     assert!(
-        policies[1].ends_with("; report-uri https://abc.studio.sandbox.test/csp-report?from=page"),
+        policies[0].ends_with("; report-uri https://abc.studio.sandbox.test/csp-report?from=page"),
         "{csp}"
     );
     // A host entry that turned reporting off names no endpoint, and has none.

@@ -64,7 +64,7 @@ fn get(service: &Service, host: &str, query: &str) -> Response<Body> {
 /// is told, if any.
 fn served(response: Response<Body>) -> (bool, Option<String>) {
     assert_eq!(response.status(), 200);
-    let widened = csp_headers(&response)[0].contains("https://api.example.com");
+    let widened = csp_headers(&response)[1].contains("https://api.example.com");
     let config = page_config(&body(response));
     assert_eq!(config["signedPolicies"], true);
     (widened, config["policyRefused"].as_str().map(str::to_owned))

@@ -20,7 +20,7 @@ fn assert_page(parts: &http::response::Parts, body: &Bytes, origin: &str, served
     assert_eq!(csp.len(), 1, "one header");
     let policies: Vec<_> = csp[0].to_str().unwrap().split(", ").collect();
     assert_eq!(policies.len(), 2, "holding two policies");
-    assert_eq!(policies[1], common::frame_policy(origin, served_as));
+    assert_eq!(policies[0], common::frame_policy(origin, served_as));
     assert!(
         std::str::from_utf8(body)
             .unwrap()

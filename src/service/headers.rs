@@ -49,14 +49,19 @@ pub(super) const CLEAR_COOKIES: HeaderValue = HeaderValue::from_static("\"cookie
 pub(super) const ERROR_CSP: HeaderValue =
     HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'");
 
-/// The page's `Content-Security-Policy`: the view policy, and `frame-ancestors <origin>` with
-/// the page's own `sandbox` policy (see `sandbox`), as two policies, each enforced on its own,
-/// so the framing and sandbox rules hold whatever the view policy says. They travel in one
-/// header, separated by a comma (CSP's separator between policies, and what HTTP makes of two
-/// headers of one name anyway), because scanners such as testssl.sh flag a repeated
-/// `Content-Security-Policy` header. No source in a view policy can hold a comma (`csp` drops
-/// such entries), so the split is exact. No view policy (the host writes its own): framing and
-/// sandbox only.
+/// The page's `Content-Security-Policy`: `frame-ancestors <origin>` with the page's own
+/// `sandbox` policy (see `sandbox`), then the view policy, as two policies, each enforced on
+/// its own, so the framing and sandbox rules hold whatever the view policy says. They travel in
+/// one header, separated by a comma (CSP's separator between policies, and what HTTP makes of
+/// two headers of one name anyway), because scanners such as testssl.sh flag a repeated
+/// `Content-Security-Policy` header. The page's own policy comes first: scanners that read the
+/// header as one policy (the HTTP Observatory, CSP Evaluator) then see `frame-ancestors`;
+/// browsers enforce both whatever the order. No source in a view policy can hold a comma
+/// (`csp` drops such entries), so the split is exact.
+///
+/// No view policy (the host writes its own into the view's `<meta>`): framing and sandbox, and
+/// `object-src 'none'`, a floor under the host's `<meta>`. Every template of the spec has it;
+/// a host's that omits it must not let a view load plugins (`<object>`, `<embed>`).
 pub(super) fn content_security_policy(
     view_policy: Option<&str>,
     origins: &Pinned<'_>,
@@ -70,12 +75,15 @@ pub(super) fn content_security_policy(
         Some(url) => format!("; report-uri {url}?from={source}"),
         None => String::new(),
     };
-    let page = format!("frame-ancestors {origins}; {sandbox}{}", report("page"));
+    let page = format!("frame-ancestors {origins}; {sandbox}");
     match view_policy {
-        Some(view_policy) => format!("{view_policy}{}, {page}", report("view")),
-        None => page,
+        Some(view_policy) => format!("{page}{}, {view_policy}{}", report("page"), report("view")),
+        None => format!("{page}; {HOST_POLICY_FLOOR}{}", report("page")),
     }
 }
+
+/// What the page's own policy adds where the host writes the view's.
+const HOST_POLICY_FLOOR: &str = "object-src 'none'";
 
 /// Whether the client holds this very form already: `If-None-Match` names its `ETag` (weakly
 /// compared, as RFC 9110 asks for this header) or is `*`.

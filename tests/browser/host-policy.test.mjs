@@ -41,8 +41,9 @@ sandbox = "service.sandbox.test:${port}"
     return mounted(t, name, { html });
   }
 
-  /** What the view of `params` (its html, its sandbox) on the sandbox `name` reported fetching. */
-  async function mounted(t, name, params) {
+  /** What the view of `params` (its html, its sandbox) on the sandbox `name` reported under
+   * `key` (by default what it fetched). */
+  async function mounted(t, name, params, key = 'fetched') {
     const page = await fx.browser.newPage();
     t.after(async () => {
       if (t.passed === false) t.diagnostic(page.console.join('\n'));
@@ -51,7 +52,7 @@ sandbox = "service.sandbox.test:${port}"
     await page.goto(`${fx.hostOrigin}/raw`);
     await page.evaluate((proxyUrl) => window.mountProxy({ proxyUrl }), fx.url(name));
     await page.evaluate((p) => window.sendResource(p), params);
-    return report(page, 'fetched');
+    return report(page, key);
   }
 
   const allowsApi = () => `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; connect-src ${apiOrigin}">`;
@@ -63,6 +64,25 @@ sandbox = "service.sandbox.test:${port}"
   it("without it, the header's default blocks what the <meta> allows", T, async (t) => {
     assert.equal(await fetched(t, 'service.sandbox.test', allowsApi()), 'blocked');
   });
+
+  // Every template of the spec has object-src 'none'; a host's <meta> that leaves it out still
+  // loads no plugin content: the page's own policy keeps that floor under it.
+  for (const element of ['object', 'embed']) {
+    it(`with view_policy = "host", a <meta> without object-src loads no <${element}>`, T, async (t) => {
+      const meta = `<meta http-equiv="Content-Security-Policy" content="script-src 'unsafe-inline'">`;
+      const html = view(`
+document.addEventListener('securitypolicyviolation', (e) => {
+  if (e.effectiveDirective === 'object-src') report('plugin', 'blocked');
+});
+const plugin = document.createElement(${JSON.stringify(element)});
+plugin.${element === 'object' ? 'data' : 'src'} = ${JSON.stringify(`${apiOrigin}/data`)};
+plugin.type = 'text/plain';
+plugin.onload = () => report('plugin', 'loaded');
+document.body.appendChild(plugin);
+setTimeout(() => report('plugin', 'neither'), 5000);`, meta);
+      assert.equal(await mounted(t, 'host.sandbox.test', { html }, 'plugin'), 'blocked');
+    });
+  }
 
   it('a view that came without a <meta> gets the spec default, not no policy', T, async (t) => {
     assert.equal(await fetched(t, 'host.sandbox.test', ''), 'blocked');

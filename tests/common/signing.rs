@@ -145,7 +145,7 @@ pub fn check_signed_query(query: &str) {
             let csp = response.headers()[header::CONTENT_SECURITY_POLICY]
                 .to_str()
                 .expect("a visible header");
-            let view_policy = csp.split(", ").next().unwrap_or_default();
+            let view_policy = csp.split(", ").nth(1).unwrap_or_default();
             let reports = format!("; report-uri https://{SANDBOX}/csp-report?from=view");
             let Some(view_policy) = view_policy.strip_suffix(&reports) else {
                 panic!("{view_policy:?} does not end with {reports:?}");

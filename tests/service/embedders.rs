@@ -18,7 +18,7 @@ fn a_pattern_host_pins_each_page_to_the_exact_preview_origin_it_names() {
         assert_eq!(response.status(), StatusCode::OK);
         let csp = csp_headers(&response);
         let page = body(response);
-        (csp[1].clone(), page_config(&page)["hostOrigins"].clone())
+        (csp[0].clone(), page_config(&page)["hostOrigins"].clone())
     };
     for preview in [
         "https://pr-1.preview.example.com",
@@ -107,7 +107,7 @@ fn a_host_with_several_origins_is_framed_by_each_and_pinned_to_the_one_it_names(
         assert_eq!(response.status(), StatusCode::OK, "{query}");
         let csp = csp_headers(&response);
         let page = body(response);
-        (csp[1].clone(), page_config(&page)["hostOrigins"].clone())
+        (csp[0].clone(), page_config(&page)["hostOrigins"].clone())
     };
     let both = ["http://localhost:6274", "http://127.0.0.1:6274"];
     assert_eq!(

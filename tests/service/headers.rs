@@ -33,19 +33,19 @@ fn page_sends_the_header_set_of_the_contract() {
     assert_eq!(
         csp.len(),
         2,
-        "the view policy and frame-ancestors are two policies"
+        "frame-ancestors and the view policy are two policies, the page's own first"
     );
-    assert!(csp[0].starts_with("default-src 'none'; "));
-    assert!(csp[0].contains("connect-src 'self' https://api.example.com;"));
-    assert!(!csp[0].contains("frame-ancestors"));
+    assert!(csp[1].starts_with("default-src 'none'; "));
+    assert!(csp[1].contains("connect-src 'self' https://api.example.com;"));
+    assert!(!csp[1].contains("frame-ancestors"));
     // The page is a sandboxed document of its own: no pop-up, no download, no top navigation
     // below it, whatever a view does to its frames.
     assert_eq!(
-        csp[1],
+        csp[0],
         "frame-ancestors https://chat.example.com; sandbox allow-forms allow-modals allow-pointer-lock allow-same-origin allow-scripts; report-uri https://chat.sandbox.test/csp-report?from=page"
     );
     // Each policy reports to the sandbox itself, on the name the page was asked for.
-    assert!(csp[0].ends_with("; report-uri https://chat.sandbox.test/csp-report?from=view"));
+    assert!(csp[1].ends_with("; report-uri https://chat.sandbox.test/csp-report?from=view"));
     assert!(
         h.get(header::STRICT_TRANSPORT_SECURITY).is_none(),
         "no HSTS over plain HTTP"

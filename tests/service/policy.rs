@@ -60,9 +60,9 @@ fn hostile_entries_are_dropped_from_the_header_and_listed_in_the_page() {
         &format!("/?{}", csp_query(&json.to_string())),
     );
     assert_eq!(response.status(), StatusCode::OK);
-    let view_policy = csp_headers(&response)[0].clone();
+    let view_policy = csp_headers(&response)[1].clone();
     let empty =
-        csp_headers(&get("chat.sandbox.test", &format!("/?{}", csp_query("{}"))))[0].clone();
+        csp_headers(&get("chat.sandbox.test", &format!("/?{}", csp_query("{}"))))[1].clone();
     assert_eq!(view_policy, empty, "no hostile entry changes the policy");
     let page = body(response);
     assert_eq!(
@@ -193,7 +193,7 @@ fn a_hosts_view_sandbox_is_the_pages_own_sandbox_policy_and_the_relays_ceiling()
     let response = service.handle(&request(Method::GET, "studio.sandbox.test", "/"));
     let csp = csp_headers(&response);
     assert_eq!(
-        csp[1],
+        csp[0],
         "frame-ancestors https://studio.example.com; sandbox allow-popups allow-same-origin allow-scripts; report-uri https://studio.sandbox.test/csp-report?from=page",
         "the page keeps its own origin: the relay needs it"
     );
@@ -203,7 +203,7 @@ fn a_hosts_view_sandbox_is_the_pages_own_sandbox_policy_and_the_relays_ceiling()
         serde_json::json!(["allow-popups", "allow-scripts"])
     );
     let other = service.handle(&request(Method::GET, "chat.sandbox.test", "/"));
-    assert!(csp_headers(&other)[1].ends_with("allow-pointer-lock allow-same-origin allow-scripts; report-uri https://chat.sandbox.test/csp-report?from=page"));
+    assert!(csp_headers(&other)[0].ends_with("allow-pointer-lock allow-same-origin allow-scripts; report-uri https://chat.sandbox.test/csp-report?from=page"));
 }
 
 #[test]
@@ -236,13 +236,11 @@ fn a_host_that_writes_its_views_policies_gets_only_framing_and_sandbox() {
     ] {
         let page = service.handle(&request(Method::GET, "chat.sandbox.test", path));
         assert_eq!(page.status(), StatusCode::OK);
+        let framing = common::frame_policy("https://chat.example.com", "https://chat.sandbox.test");
         assert_eq!(
             csp_headers(&page),
-            [common::frame_policy(
-                "https://chat.example.com",
-                "https://chat.sandbox.test"
-            )],
-            "no fetch directive: the view's own <meta> is its policy ({path})"
+            [framing.replace("; report-uri", "; object-src 'none'; report-uri")],
+            "no fetch directive but the spec's plugin floor: the view's own <meta> is its policy ({path})"
         );
         let config_in_page = page_config(&body(page));
         assert_eq!(config_in_page["hostPolicy"], true);

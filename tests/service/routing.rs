@@ -23,7 +23,7 @@ fn routes_each_sandbox_name_to_its_host() {
             "https://{}",
             host.to_ascii_lowercase().trim_end_matches(":80")
         );
-        assert_eq!(csp[1], common::frame_policy(origin, &served_as), "{host}");
+        assert_eq!(csp[0], common::frame_policy(origin, &served_as), "{host}");
     }
 }
 
@@ -275,7 +275,7 @@ fn the_local_development_config_serves_its_sandbox_and_per_server_labels() {
             .to_str()
             .unwrap();
         assert!(
-            csp.ends_with(&common::frame_policy(
+            csp.starts_with(&common::frame_policy(
                 "http://localhost:9300",
                 &format!("http://{name}")
             )),
