@@ -401,3 +401,137 @@ fn a_max_lifetime_needs_keys_and_a_length() {
         assert!(problems.contains(expected), "{more}: {problems}");
     }
 }
+
+/// The signers' lists in the scheme's form: compact JSON of the four lists in order, string
+/// entries only, no empty list; `None` when nothing is declared.
+fn declared_lists(csp: &serde_json::Value) -> Option<String> {
+    const LISTS: [&str; 4] = [
+        "connectDomains",
+        "resourceDomains",
+        "frameDomains",
+        "baseUriDomains",
+    ];
+    let lists: Vec<String> = LISTS
+        .iter()
+        .filter_map(|name| {
+            let entries: Vec<String> = csp
+                .get(name)?
+                .as_array()?
+                .iter()
+                .filter_map(|entry| entry.as_str())
+                .map(|entry| serde_json::to_string(entry).expect("a string is JSON"))
+                .collect();
+            (!entries.is_empty()).then(|| format!("\"{name}\":[{}]", entries.join(",")))
+        })
+        .collect();
+    (!lists.is_empty()).then(|| format!("{{{}}}", lists.join(",")))
+}
+
+fn form_value(query: &str, name: &str) -> Option<String> {
+    url::form_urlencoded::parse(query.as_bytes())
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.into_owned())
+}
+
+/// A service with one host entry that serves `url`'s page on its name with `key`, the
+/// lifetime and query limits given; over TLS for an https URL, where 443 is the default port.
+fn service_for(url: &url::Url, key: &str, max_lifetime: u64, max_query_bytes: u64) -> Service {
+    let dir = tempfile::tempdir().unwrap();
+    let host = url.host_str().expect("an http(s) URL has a host");
+    let tls = if url.scheme() == "https" {
+        let (cert, key, _) = common::write_cert(dir.path(), "vector", &[host]);
+        format!("[tls]\ncert = {cert:?}\nkey = {key:?}\n")
+    } else {
+        String::new()
+    };
+    let sandbox = &url[url::Position::BeforeHost..url::Position::AfterPort];
+    let text = format!(
+        r#"listen = "127.0.0.1:0"
+{tls}
+[limits]
+max_query_bytes = {max_query_bytes}
+
+[[hosts]]
+origin = ["https://chat.example.com", "https://*.preview.example.com"]
+sandbox = "{sandbox}"
+page_paths = ["{path}"]
+policy_keys = ["{key}"]
+policy_max_lifetime = "{max_lifetime}s"
+"#,
+        path = url.path(),
+    );
+    Service::new(&common::config(&text))
+}
+
+#[test]
+fn every_url_the_signers_test_vectors_return_is_served_as_signed() {
+    // signer/vectors.json: what both signers must answer for each input. Each URL a vector
+    // returns is held here to the service's own rules for names, paths, queries and signatures.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/signer/vectors.json");
+    let text = std::fs::read_to_string(path).expect("signer/vectors.json");
+    let file: serde_json::Value = serde_json::from_str(&text).expect("vectors.json is JSON");
+    let mut signed = 0;
+    for vector in file["vectors"].as_array().expect("a list of vectors") {
+        let Some(returned) = vector["returns"].as_str() else {
+            continue;
+        };
+        let name = vector["name"].as_str().unwrap_or_default();
+        let given = |key: &str| vector.get(key).unwrap_or(&file[key]);
+        // A browser writes the URL as the signer wrote it, and asks for this name and target.
+        let url = url::Url::parse(returned).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(url.as_str(), returned, "{name}: a browser writes another");
+        let sandbox = &url[url::Position::BeforeHost..url::Position::AfterPort];
+        let target = &url[url::Position::BeforePath..url::Position::AfterQuery];
+        let query = url.query().unwrap_or_default();
+        let csp = form_value(query, "csp");
+        assert_eq!(csp, declared_lists(&vector["csp"]), "{name}: the csp");
+
+        let key = given("key").as_str().expect("a key").trim().to_owned();
+        let max_lifetime = vector["max_lifetime"].as_u64().unwrap_or(3600);
+        let max_query_bytes = vector["max_query_bytes"].as_u64().unwrap_or(16384);
+        let service = service_for(&url, &key, max_lifetime, max_query_bytes);
+        let request = Request::get(target)
+            .header(header::HOST, sandbox)
+            .body(())
+            .unwrap();
+        let response = service.handle(&request);
+        assert_eq!(response.status(), 200, "{name}: {}", body(response));
+        let refused = page_config(&body(response))["policyRefused"].clone();
+        let Some(csp) = csp else {
+            assert_eq!(refused, serde_json::Value::Null, "{name}");
+            continue;
+        };
+
+        let expires = form_value(query, "expires").expect("a signed URL has expires=");
+        let at: u64 = expires.parse().expect("expires= is a Unix time");
+        let now = given("now").as_u64().expect("now is a Unix time");
+        let lifetime = i128::from(at) - i128::from(now);
+        assert!(
+            (1..=i128::from(max_lifetime)).contains(&lifetime),
+            "{name}: {lifetime} s"
+        );
+        let given_signature = form_value(query, "signature").expect("signature=");
+        assert_eq!(
+            given_signature,
+            signature(&key, sandbox, &expires, &csp),
+            "{name}: the scheme's signature"
+        );
+        assert_eq!(
+            service.sign_policy(sandbox, &csp, at),
+            Ok(given_signature),
+            "{name}: the service's signature for the name it routes"
+        );
+        // The service reads its own clock and a vector's time is fixed, so a vector is, sooner
+        // or later, past its expiry. The verifier checks the signature first, and the expiry
+        // and lifetime only of a URL that verified: "expired" (or, on a clock set before the
+        // vector's time, "policy_max_lifetime") says the signature matched.
+        let refused = refused.as_str().unwrap_or_default();
+        let verified = ["expired", "policy_max_lifetime"];
+        assert!(
+            refused.is_empty() || verified.iter().any(|v| refused.contains(v)),
+            "{name}: {refused}"
+        );
+        signed += 1;
+    }
+    assert!(signed >= 10, "{signed} signed vectors");
+}

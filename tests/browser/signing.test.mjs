@@ -25,7 +25,7 @@ const POLICY_REPORT = "report('planted-policy', JSON.parse(parent.document.getEl
 function plantingView(target) {
   const planted = JSON.stringify(view(POLICY_REPORT)).replaceAll('</', '<\\/');
   return view(`
-    sessionStorage.setItem('mcp-sandbox-proxy:kept:planted', JSON.stringify({ at: Date.now(), resource: { html: ${planted} }, held: [] }));
+    parent.name = 'mcp-sandbox-proxy:kept:planted:""\\n' + JSON.stringify({ resource: { html: ${planted} }, held: [] });
     const url = new URL((${target})(parent.location.href));
     url.hash = 'sandbox-kept=planted';
     report('navigating', url.href);
@@ -108,7 +108,8 @@ policy_keys = ["${KEY}"]
   }
 
   it('an expired signature: the default policy, the relay says why, and never reloads', T, async (t) => {
-    const expired = await signPolicyUrl(signedUrl(), DECLARED, { key: KEY, expiresIn: -60 });
+    // Signed 11 minutes ago for 10: expired a minute ago (the signer takes no lifetime below 1 s).
+    const expired = await signPolicyUrl(signedUrl(), DECLARED, { key: KEY, now: Date.now() - 660_000 });
     const page = await hostPage(t, expired);
     // The host sends the csp in sandbox-resource-ready too: a relay that reloaded for it would
     // say ready again on its new page.
