@@ -106,11 +106,13 @@ fn relay_vocabulary() -> String {
          var POLICY_DIRECTIVES = {{ {} }};\n\
          var OPT_INS = [{}];\n\
          var CSP_PARAMETER = {};\n\
+         var WIDGET_CSP_PARAMETER = {};\n\
          var UPGRADE_PARAMETER = {};\n",
         lists.join(", "),
         directives.join(", "),
         opt_ins.join(", "),
         js(vocabulary::CSP_PARAMETER),
+        js(vocabulary::WIDGET_CSP_PARAMETER),
         js(vocabulary::UPGRADE_PARAMETER),
     )
 }

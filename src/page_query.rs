@@ -11,6 +11,9 @@ use crate::vocabulary;
 
 /// The parameter that carries the host's declared domains, as JSON.
 pub const CSP_PARAMETER: &str = vocabulary::CSP_PARAMETER;
+/// The declared domains as mcp-use's inspector names them (the same JSON): read as `csp` is,
+/// where the query has no `csp`, so that its views mount with their domains in one load.
+pub const WIDGET_CSP_PARAMETER: &str = vocabulary::WIDGET_CSP_PARAMETER;
 /// The parameter a signed URL adds beside `csp` for its expiry, in Unix seconds (see `signing`).
 pub const EXPIRES_PARAMETER: &str = "expires";
 /// The parameter a signed URL adds beside `csp` for its signature, as hex (see `signing`).
@@ -22,8 +25,9 @@ pub const EMBEDDER_PARAMETER: &str = "embedder";
 pub const UPGRADE_PARAMETER: &str = vocabulary::UPGRADE_PARAMETER;
 
 /// The parameters this service reads, in the order the docs list them.
-const PARAMETERS: [&str; 5] = [
+const PARAMETERS: [&str; 6] = [
     CSP_PARAMETER,
+    WIDGET_CSP_PARAMETER,
     EXPIRES_PARAMETER,
     SIGNATURE_PARAMETER,
     EMBEDDER_PARAMETER,
@@ -83,9 +87,11 @@ impl PageQuery {
         self.values[slot].as_deref()
     }
 
-    /// The declared domains, as JSON not yet read.
+    /// The declared domains, as JSON not yet read: `csp`, or else `widget_csp`. What a
+    /// signature covers and what the view policy is built from, so the two never differ.
     pub fn csp(&self) -> Option<&str> {
         self.value(CSP_PARAMETER)
+            .or_else(|| self.value(WIDGET_CSP_PARAMETER))
     }
 
     pub(crate) fn expires(&self) -> Option<&str> {

@@ -45,6 +45,9 @@ pub const OPT_INS: [(&str, &[(&str, &str)]); 5] = [
 /// The page query's parameter that carries the declared domains, as JSON.
 pub const CSP_PARAMETER: &str = "csp";
 
+/// The same, as mcp-use's inspector writes it into its sandbox URL: read where `csp` is absent.
+pub const WIDGET_CSP_PARAMETER: &str = "widget_csp";
+
 /// The page query's parameter that marks a page the relay asked for again, with the `csp` its
 /// resource declared.
 pub const UPGRADE_PARAMETER: &str = "upgrade";

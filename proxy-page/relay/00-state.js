@@ -27,12 +27,10 @@ var MAX_HELD = 256;
 // CSP violation notices passed to the host per page; a view in a loop of violations must not
 // flood it.
 var MAX_VIOLATIONS = 50;
-// A resource kept across this page's own reload (see upgrade): sessionStorage key prefix, the
-// fragment that names the one this page must take, and how
-// long an entry whose reload never came is kept.
+// A resource carried across this page's own reload (see 50-reload): the prefix of the frame
+// name that carries it, and the fragment that names the one this page must take.
 var KEPT_PREFIX = 'mcp-sandbox-proxy:kept:';
 var KEPT_FRAGMENT = '#sandbox-kept=';
-var KEPT_MAX_AGE_MS = 30000;
 // Reloads one resource may cost: one for its domains, and one more when it replaced another
 // resource while that one's reload was under way.
 var MAX_RELOADS = 2;
@@ -81,9 +79,11 @@ var state = {
   held: [],               // 20-messages.js: host messages held until the view listens
   violations: 0,          // 60-violations.js: CSP violation notices passed to the host for this view
   hinted: {},             // 40-policy.js: the opt-ins already named to this view's developer
-  sandboxWarned: {},      // 35-frame.js: the refused sandbox tokens already named on this page
+  warned: new Set(),      // 20-messages.js: the refusals already said for this view, each once
+  sandboxWarned: new Set(), // 35-frame.js: the refused sandbox tokens already named on this page
   loadSrcRefused: false,  // 20-messages.js: a host's sunpeak/sandbox-load-src already named
-  upgrading: null         // 50-reload.js: {key, resource, reloads} kept for this page's own reload
+  upgrading: null,        // 50-reload.js: {key, resource, reloads, url, text} carried to this page's reload
+  frameName: ''           // 50-reload.js: the frame's own name, given back once a carried resource is taken
 };
 
 function readConfig() {

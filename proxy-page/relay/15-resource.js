@@ -78,12 +78,14 @@ function cspFromPolicy(text) {
   var read = {};
   DOMAIN_LISTS.forEach(function (list) {
     // Every policy applies, and in each every directive of the list: a source must be in all.
+    // Each is a Set, so that a source is looked up, not searched for: the reading stays linear
+    // in the string, however many sources it names.
     var allowing = [];
     policies.forEach(function (directives) {
-      LIST_DIRECTIVES[list].forEach(function (names) { allowing.push(effectiveSources(directives, names)); });
+      LIST_DIRECTIVES[list].forEach(function (names) { allowing.push(new Set(effectiveSources(directives, names))); });
     });
-    read[list] = hostSources(allowing[0]).filter(function (source) {
-      return allowing.every(function (sources) { return sources.indexOf(source) !== -1; });
+    read[list] = hostSources(Array.from(allowing[0])).filter(function (source) {
+      return allowing.every(function (sources) { return sources.has(source); });
     });
   });
   return read;
@@ -92,16 +94,17 @@ function cspFromPolicy(text) {
 // Directive name → its sources, the first of a name winning; null when the text holds no
 // directive. spec (CSP): a policy is split on ";", a directive on ASCII whitespace only (a
 // U+00A0 or U+3000 is part of a token, not between two), and a name outside CSP's grammar
-// (letters, digits, "-") names no directive.
+// (letters, digits, "-") names no directive. Kept without a prototype, so that a directive
+// named like an object's member (constructor) is only a directive.
 function parsePolicy(text) {
-  var directives = {};
+  var directives = Object.create(null);
   var found = false;
   text.split(';').forEach(function (part) {
     var tokens = asciiTokens(part);
     if (!tokens.length || !/^[a-z0-9-]+$/i.test(tokens[0])) return;
     var name = tokens[0].toLowerCase();
     found = true;
-    if (!Object.prototype.hasOwnProperty.call(directives, name)) directives[name] = tokens.slice(1);
+    if (!(name in directives)) directives[name] = tokens.slice(1);
   });
   return found ? directives : null;
 }
@@ -109,7 +112,7 @@ function parsePolicy(text) {
 // The sources of the first of `names` the policy has; none when it has none of them.
 function effectiveSources(directives, names) {
   for (var i = 0; i < names.length; i++) {
-    if (Object.prototype.hasOwnProperty.call(directives, names[i])) return directives[names[i]];
+    if (names[i] in directives) return directives[names[i]];
   }
   return [];
 }
@@ -137,12 +140,13 @@ function permissionOf(feature) {
 // whitespace, as every one a host library makes is. Engines read other characters each their
 // own way (Chromium and WebKit split on U+000B, which the spec does not; Chromium drops a
 // directive with a non-ASCII source, Firefox keeps it), and no one reading is narrower than
-// the others, so such a string declares and grants nothing, said once.
+// the others, so such a string declares and grants nothing, said once. The character is named
+// by its code point (U+1F600, not the first half of its UTF-16 pair), read whole by the `u` flag.
 function plainlyWritten(text, field) {
-  var odd = /[^\x20-\x7e\t\n\f\r]/.exec(text);
+  var odd = /[^\x20-\x7e\t\n\f\r]/u.exec(text);
   if (odd === null) return true;
-  var code = odd[0].charCodeAt(0).toString(16).toUpperCase();
-  console.warn('[sandbox] params.' + field + ' holds U+' + ('000' + code).slice(-4) + ' at ' + odd.index +
+  var code = odd[0].codePointAt(0).toString(16).toUpperCase();
+  console.warn('[sandbox] params.' + field + ' holds U+' + code.padStart(4, '0') + ' at ' + odd.index +
     ', outside printable ASCII and its whitespace, which browsers read differently: ignored, so the view gets ' +
     (field === 'csp' ? 'no declared domain' : 'no permission') + '. Write the string in ASCII.');
   return false;
@@ -158,14 +162,14 @@ function plainlyWritten(text, field) {
 function permissionsFromAllow(text) {
   var permissions = {};
   if (!plainlyWritten(text, 'allow')) return permissions;
-  var declared = {};
+  var declared = new Set();
   var unknown = [];
   text.split(';').forEach(function (part) {
     var tokens = asciiTokens(part);
-    if (!tokens.length || Object.prototype.hasOwnProperty.call(declared, tokens[0])) return;
+    if (!tokens.length || declared.has(tokens[0])) return;
     var feature = tokens[0];
     var allowlist = tokens.slice(1);
-    declared[feature] = true;
+    declared.add(feature);
     var key = permissionOf(feature);
     if (key === null) {
       unknown.push(feature);

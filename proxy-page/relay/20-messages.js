@@ -4,14 +4,16 @@
 // spec: only the host (window.parent, at the configured origin) and the mounted view speak to
 // this page; JSON-RPC 2.0 passes unchanged both ways (any message for a host whose operator
 // chose relay_messages = "any"); sandbox-resource-ready is for the proxy and mounts a view.
-// SECURITY: posts to the host name its origin, never '*' (see 05-host.js).
+// SECURITY: posts to the host name its origin, never '*' (see 05-host.js). Each kind of refusal
+// is said once per view (warnOnce): a peer that repeats one cannot flood the host developer's
+// console.
 
 function onMessage(event) {
   // Nothing a peer sends may stop the relay: every failure is logged and the listener lives on.
   try {
     if (event.source === window.parent) {
       if (!acceptHost(event.origin)) {
-        console.warn('[sandbox] ignored a message from ' + event.origin + ': only ' +
+        warnOnce('ignored a message from ' + event.origin + ': only ' +
           (state.hostOrigin || hostOriginsText()) + ' may drive this page');
         return;
       }
@@ -54,9 +56,16 @@ function isJsonRpc(data) {
 // Whether a message other than the proxy's own may pass: JSON-RPC, or anything if opted in.
 function mayRelay(data, from) {
   if (isJsonRpc(data) || anyMessages) return true;
-  console.warn('[sandbox] dropped a non-JSON-RPC message from the ' + from + ' (the operator can ' +
+  warnOnce('dropped a non-JSON-RPC message from the ' + from + ' (the operator can ' +
     'allow any message for this host: relay_messages = "any")');
   return false;
+}
+
+// A warning said once for each view: the text is its kind (a refusal, and from whom), so the
+// same refusal repeated, however often, is said once, and a new view hears it again.
+function warnOnce(text) {
+  if (!state.warned.has(text)) console.warn('[sandbox] ' + text);
+  state.warned.add(text);
 }
 
 // SECURITY: a document loaded from a URL is its own origin's, under its own policy: this page
@@ -78,7 +87,7 @@ function fromHost(data) {
     return;
   }
   if (isReserved(data)) {
-    console.warn('[sandbox] dropped a ' + RESERVED_PREFIX + '* message from the host: reserved for the proxy');
+    warnOnce('dropped a ' + RESERVED_PREFIX + '* message from the host: reserved for the proxy');
     return;
   }
   if (isJsonRpc(data) && data.method === LOAD_SRC) {
@@ -109,7 +118,7 @@ function followTheme(data) {
 function fromView(data) {
   // spec: ui/notifications/sandbox-* are between proxy and host; a view may not forge them.
   if (isReserved(data) || (anyMessages && carriesReserved(data))) {
-    console.warn('[sandbox] dropped a ' + RESERVED_PREFIX + '* message from the view: reserved for the proxy');
+    warnOnce('dropped a ' + RESERVED_PREFIX + '* message from the view: reserved for the proxy');
     return;
   }
   if (!mayRelay(data, 'view')) return;
@@ -133,24 +142,27 @@ function holdAll(messages) {
   messages.forEach(hold);
 }
 
-// The view is gone: what was held for it, and whether it listened, go with it.
+// The view is gone: what was held for it, whether it listened, and the refusals said for it
+// go with it; the next view's are said again.
 function forgetHeld() {
   if (state.held.length) console.warn('[sandbox] dropped ' + state.held.length + ' host message(s) held for the replaced view');
   state.held = [];
   state.viewListening = false;
+  state.warned.clear();
 }
 
 function hold(data) {
   if (state.held.length >= MAX_HELD) {
-    console.warn('[sandbox] dropped a host message: ' + MAX_HELD + ' are already waiting for the view');
+    warnOnce('dropped a host message: ' + MAX_HELD + ' are already waiting for the view');
     return;
   }
   state.held.push(data);
+  carryHeld();
 }
 
 function postToView(message) {
   if (!viewIsMounted()) {
-    console.warn('[sandbox] dropped a host message: the view has navigated away');
+    warnOnce('dropped a host message: the view has navigated away');
     return;
   }
   state.view.contentWindow.postMessage(message, state.viewTarget);

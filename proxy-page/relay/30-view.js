@@ -15,9 +15,8 @@ function mount(params, reloads) {
   if (hostPolicy) params.html = withPolicyOf(params.html);
   else noteHostWrittenPolicy(params);
   if (state.upgrading) {
-    // This page is already on its way to a reload for an earlier resource, which no engine
-    // reliably lets it cancel: this resource takes that one's place in the kept copy, and
-    // the next page reloads once more if this one needs another policy.
+    // This page is already on its way to a reload for an earlier resource: this one takes
+    // its place, and the reload goes where this one needs (see keepInstead).
     console.info('[sandbox] a new sandbox-resource-ready during this page\'s reload: it replaces the earlier one');
     keepInstead(params);
     return;
@@ -77,7 +76,8 @@ function mount(params, reloads) {
 
 // The view goes with its frame: its document and timers end, and nothing it queued is
 // relayed (its window is no longer the inner frame's). Host messages held for it are dropped:
-// they were meant for a view that is gone, and holding starts again for the next one.
+// they were meant for a view that is gone, and holding starts again for the next one. So do
+// the refusals said once per view, the budget of violation notices and the opt-in hints.
 function unmount() {
   if (!state.view) return;
   if (state.view.parentNode) state.view.parentNode.removeChild(state.view);

@@ -31,9 +31,11 @@ function sandboxTokens(override) {
 // operator's fix: host libraries ask for more than the spec's default (pop-ups, modals), and
 // a view that needs one then fails in a way the console alone explains.
 function warnAboutRefusedTokens(refused) {
-  var fresh = refused.filter(function (token) { return !state.sandboxWarned[token]; });
+  // A Set, not an object's keys: a token named like an object's member (toString, __proto__)
+  // is a token like any other.
+  var fresh = refused.filter(function (token) { return !state.sandboxWarned.has(token); });
   if (!fresh.length) return;
-  fresh.forEach(function (token) { state.sandboxWarned[token] = true; });
+  fresh.forEach(function (token) { state.sandboxWarned.add(token); });
   var never = fresh.filter(function (token) { return token.indexOf('allow-top-navigation') === 0; });
   var widen = fresh.filter(function (token) { return never.indexOf(token) === -1; });
   var text = '[sandbox] ignored sandbox tokens the host asked for: the view is mounted without them.';

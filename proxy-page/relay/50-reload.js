@@ -1,17 +1,17 @@
 // The self-upgrade: a page reloaded with the policy its resource declares, when the host sent
-// the csp only in sandbox-resource-ready, and the resource kept for the new page.
+// the csp only in sandbox-resource-ready, and the resource carried to the new page.
 //
 // spec: the view's policy is built from the resource's csp metadata.
-// SECURITY: never for a page the host requested with ?csp=, never for a host that signs its
-// policies; a kept resource is read only when this page's own URL names it. policyUrl,
-// domainLists and parseKept are unit-tested in tests/relay/.
+// SECURITY: never for a page the host requested with ?csp= (or mcp-use's ?widget_csp=), never
+// for a host that signs its policies; a carried resource is read only when this page's own URL
+// names it, from this frame's own name, which no other origin can read, and is cleared at
+// once. policyUrl, domainLists, the carrier and parseKept are unit-tested in tests/relay/.
 
 // spec: the view's policy is built from the resource's csp metadata. A host that sends the
 // csp only in sandbox-resource-ready (as the spec's flow allows) reached a page whose header
 // was fixed without it. The page cannot change its own header, so it reloads itself with the
 // declared domains in ?csp= (the service builds the header with the same strict grammar as
-// for any host), keeping the resource in this origin's sessionStorage for the new page, which
-// mounts it at once.
+// for any host), carrying the resource to the new page, which mounts it at once.
 //
 // The URL this page needs for a resource's policy, when it is not this page's own; null when
 // this page serves it. SECURITY: never for a page the host requested with ?csp=: that host
@@ -23,7 +23,7 @@ function policyUrl(csp) {
   var url = new URL(window.location.href);
   var params = url.searchParams;
   var upgraded = params.get(UPGRADE_PARAMETER) === '1';
-  if (params.has(CSP_PARAMETER) && !upgraded) return null;
+  if ((params.has(CSP_PARAMETER) || params.has(WIDGET_CSP_PARAMETER)) && !upgraded) return null;
   var lists = domainLists(csp);
   var declared = DOMAIN_LISTS.some(function (list) {
     return lists[list] && lists[list].length > 0;
@@ -54,29 +54,74 @@ function reload(params, target, reloads) {
       'the csp in ?csp= yourself, or ask the operator to raise limits.max_query_bytes.');
     return false;
   }
-  var kept = { key: KEPT_PREFIX + randomToken(), resource: keptCopy(params), reloads: reloads };
-  if (!keepResource(kept)) return false;
+  var kept = { key: KEPT_PREFIX + randomToken(), resource: keptCopy(params), reloads: reloads, url: url.href };
+  if (!carry(kept)) return false;
   state.upgrading = kept;
-  url.hash = KEPT_FRAGMENT.slice(1) + kept.key.slice(KEPT_PREFIX.length);
   console.info('[sandbox] the resource needs another policy than this page\'s (the host sent ' +
     'its csp only in sandbox-resource-ready): reloading with it in ?csp=');
-  window.location.replace(url.href);
+  return true;
+}
+
+// Writes what the new page needs into the frame's name and starts the navigation to it, or
+// starts it again. Chromium gives the new page the frame's name as it was when the navigation
+// began, and a later write is lost: so whatever changes meanwhile (a resource that replaces
+// the first, a host message held for it) stops the navigation under way, writes, and starts
+// it again, which all three engines follow.
+function carry(kept) {
+  if (!keepResource(kept)) return false;
+  var url = new URL(kept.url);
+  url.hash = KEPT_FRAGMENT.slice(1) + kept.key.slice(KEPT_PREFIX.length);
+  window.stop();
+  var here = new URL(window.location.href);
+  here.hash = url.hash;
+  if (here.href !== url.href) {
+    window.location.replace(url.href);
+  } else {
+    // The same page again: a new fragment alone would load no new page, so it is reloaded.
+    window.history.replaceState(null, '', url.href);
+    window.location.reload();
+  }
   return true;
 }
 
 // A resource that arrived while this page's reload for an earlier one is under way takes that
-// one's place in the kept copy.
+// one's place, and the reload goes where it needs: its own policy, or this page's again.
 function keepInstead(params) {
-  state.upgrading.resource = keptCopy(params);
-  keepResource(state.upgrading);
+  var kept = state.upgrading;
+  kept.resource = keptCopy(params);
+  kept.text = undefined;
+  var here = new URL(window.location.href);
+  here.hash = '';
+  kept.url = policyUrl(params.csp) || here.href;
+  if (carry(kept)) return;
+  // Not to be carried: the reload stops, and the resource is mounted here as it is.
+  window.stop();
+  state.upgrading = null;
+  mount(params, MAX_RELOADS);
+}
+
+// A host message held while this page's reload is under way goes with it.
+function carryHeld() {
+  if (state.upgrading) carry(state.upgrading);
 }
 
 function keptCopy(params) {
   return { html: params.html, sandbox: params.sandbox, permissions: params.permissions, csp: params.csp };
 }
 
+// The resource crosses the reload in this frame's own name (window.name), which a frame keeps
+// across its navigations: no storage API, so it works where a browser denies this third-party
+// frame its storage (Safari, Brave, Firefox or Chromium blocking third-party cookies) and for
+// a resource over a storage quota. SECURITY: a frame's name is readable only by documents of
+// its own origin (this page and a same-origin view, which shares all of this page anyway),
+// never by the host or another site; it holds the resource only from the reload to the new
+// page's start, which takes it back at once. Written as the prefix, the token the new page's
+// URL names, the frame's own name as JSON (a host may name its iframe, and gets it back), a
+// line feed, and the carried JSON.
+
 // Writes the resource, and the host messages held for its view, for this page's reload. They
 // travel as JSON: a message JSON cannot carry (a cycle, a BigInt) is dropped with a warning.
+// Where the resource cannot be carried at all, says exactly why and returns false.
 function keepResource(kept) {
   var carried = state.held.filter(function (message) {
     try {
@@ -88,62 +133,65 @@ function keepResource(kept) {
     }
   });
   try {
-    window.sessionStorage.setItem(kept.key, JSON.stringify({
-      at: Date.now(), resource: kept.resource, held: carried, reloads: kept.reloads
-    }));
+    // Made once per resource: held messages may make the name written again and again.
+    if (kept.text === undefined) kept.text = JSON.stringify(kept.resource);
+  } catch (notJson) {
+    return cannotCarry('it is not JSON: ' + notJson);
+  }
+  var text = '{"resource":' + kept.text + ',"held":' + JSON.stringify(carried) + ',"reloads":' + kept.reloads + '}';
+  try {
+    window.name = kept.key + ':' + JSON.stringify(state.frameName) + '\n' + text;
     return true;
   } catch (error) {
-    console.warn('[sandbox] cannot keep the resource for a reload with its domains (' + error +
-      '): mounting under the served policy. Pass the csp in ?csp= to avoid the reload.');
-    return false;
+    return cannotCarry(text.length + ' characters, and the browser refused them: ' + error);
   }
 }
 
-// The resource this page's predecessor kept for it, named by this page's own fragment, if
-// any; deleted at once, whatever happens next. SECURITY: only the entry this page's URL names
-// is read, so an entry a same-origin view planted cannot reach a proxy page the host loads:
-// the host's URLs carry no such fragment. Entries whose reload never came are removed.
+function cannotCarry(why) {
+  console.warn('[sandbox] cannot carry the resource across the reload that would give it its ' +
+    'domains (' + why + '): mounting under the served policy. Pass the csp in ?csp= to avoid the reload.');
+  return false;
+}
+
+// What a previous page of this frame carried in its name: the token and the JSON, or null. A
+// name of the relay's is given back to the frame's own at once, whatever happens next.
+function takeCarried() {
+  var name = String(window.name);
+  state.frameName = name;
+  if (name.indexOf(KEPT_PREFIX) !== 0) return null;
+  var colon = name.indexOf(':', KEPT_PREFIX.length);
+  var newline = name.indexOf('\n', colon);
+  state.frameName = '';
+  try {
+    if (colon !== -1 && newline !== -1) state.frameName = String(JSON.parse(name.slice(colon + 1, newline)));
+  } catch (malformed) {
+    // Not as the relay writes it: the frame keeps no name.
+  }
+  window.name = state.frameName;
+  if (colon === -1 || newline === -1) return null;
+  return { token: name.slice(KEPT_PREFIX.length, colon), text: name.slice(newline + 1) };
+}
+
+// The resource this page's predecessor carried for it, named by this page's own fragment, if
+// any. SECURITY: only what this page's URL names is taken, so a name a same-origin view wrote
+// cannot reach a proxy page the host loads: the host's URLs carry no such fragment.
 function takeKeptResource() {
   var token = window.location.hash.indexOf(KEPT_FRAGMENT) === 0 ?
     window.location.hash.slice(KEPT_FRAGMENT.length) : null;
-  var store;
-  try {
-    store = window.sessionStorage;
-  } catch (unavailable) {
-    return null;
-  }
-  var text = null;
-  if (token) {
-    text = store.getItem(KEPT_PREFIX + token);
-    store.removeItem(KEPT_PREFIX + token);
-  }
-  // Swept from a copy of the keys: removing an item may reorder the rest.
-  var keys = [];
-  for (var i = 0; i < store.length; i++) keys.push(store.key(i));
-  keys.forEach(function (key) {
-    if (key && key.indexOf(KEPT_PREFIX) === 0 && isStale(store.getItem(key))) store.removeItem(key);
-  });
+  var carried = takeCarried();
   if (!token) return null;
   // A reload of this page by the user must not look for the resource again.
   window.history.replaceState(null, '', window.location.pathname + window.location.search);
   if (signedPolicies) {
-    // This relay never reloads for a host that signs, so the entry is not its own: a view
+    // This relay never reloads for a host that signs, so the resource is not its own: a view
     // wrote it, to be mounted under a policy the host signed for another resource.
     console.warn('[sandbox] ignored a kept resource: this sandbox\'s policies are signed, and ' +
       'the relay never reloads for one, so it was not kept by this relay');
     return null;
   }
-  var kept = parseKept(text);
+  var kept = carried && carried.token === token ? parseKept(carried.text) : null;
   if (!kept) console.warn('[sandbox] this page was reloaded for a resource that was not kept: send sandbox-resource-ready again');
   return kept;
-}
-
-function isStale(text) {
-  try {
-    return !(Date.now() - JSON.parse(text).at < KEPT_MAX_AGE_MS);
-  } catch (malformed) {
-    return true;
-  }
 }
 
 function parseKept(text) {

@@ -196,18 +196,23 @@ document.body.appendChild(f);
     assert.equal(await proxyFrame.evaluate(() => document.querySelectorAll('iframe').length), 1);
   });
 
-  it('a resource a view plants in sessionStorage never reaches a later proxy page', T, async (t) => {
-    // The relay keeps a resource in this origin's sessionStorage across its own reload (a host
-    // that sends the csp only in sandbox-resource-ready). A same-origin view shares that
-    // storage: it plants an entry shaped like a kept one, then the host mounts a new proxy page
-    // in the same tab, which must neither take it nor skip its ready notification.
+  it('a resource a view plants in its frame\'s name or sessionStorage never reaches a later proxy page', T, async (t) => {
+    // The relay carries a resource in its frame's name across its own reload (a host that
+    // sends the csp only in sandbox-resource-ready). A same-origin view can write that name,
+    // and this origin's sessionStorage: it plants a resource shaped like a carried one in both,
+    // then the host mounts a new proxy page in the same tab, which must neither take it nor
+    // skip its ready notification.
     const { page } = await hostPage(t);
     const forged = view("report('mounted', 'planted')");
     await page.evaluate((html) => window.sendResource({ html }), view(`
       const entry = JSON.stringify({ at: Date.now(), resource: { html: ${JSON.stringify(forged).replaceAll('</', '<\\/')} }, held: [] });
-      for (const key of ['mcp-sandbox-proxy:kept:planted', 'mcp-sandbox-proxy:kept:', 'mcp-sandbox-proxy:kept:undefined']) sessionStorage.setItem(key, entry);
-      report('planted', sessionStorage.length);`));
-    assert.ok(await report(page, 'planted') >= 3);
+      // Where the browser denies this cross-site frame its storage, there is none to plant in.
+      try {
+        for (const key of ['mcp-sandbox-proxy:kept:planted', 'mcp-sandbox-proxy:kept:', 'mcp-sandbox-proxy:kept:undefined']) sessionStorage.setItem(key, entry);
+      } catch { /* denied */ }
+      parent.name = 'mcp-sandbox-proxy:kept:planted:""\\n' + entry;
+      report('planted', parent.name.length);`));
+    assert.ok(await report(page, 'planted') > 0);
     await page.evaluate(() => {
       document.getElementById('proxy').remove();
       window.received.length = 0;

@@ -52,21 +52,25 @@ const MINIBROWSER = process.env.MINIBROWSER || '/usr/lib/x86_64-linux-gnu/webkit
  * has no driver for without a GPU; it then runs under Xvfb (Mesa's software renderer), as
  * WebKit always does. Chromium has its own software renderer.
  */
-export async function launch(engine, { spki = [], webgl = false } = {}) {
+export async function launch(engine, { spki = [], webgl = false, storage = 'default' } = {}) {
+  if (storage !== 'default' && engine !== 'firefox') throw new Error(`${engine}: no storage setting but its default`);
   switch (engine) {
     case 'chromium': return launchChromium(spki);
-    case 'firefox': return launchFirefox(webgl);
+    case 'firefox': return launchFirefox(webgl, storage);
     case 'webkit': return launchWebKit();
     default: throw new Error(`unknown engine ${engine}`);
   }
 }
 
 /** Headless Debian Chromium's flags: `*.test` resolves to 127.0.0.1, and certificates with the
- * `spki` hashes are trusted. */
+ * `spki` hashes are trusted. No `--disable-features`: Chromium keeps only the last one given, so
+ * one here would drop playwright-core's own list (which already holds HttpsUpgrades), storage
+ * partitioning off among it, and with it the browser a host's users may run, where a
+ * cross-site frame gets no storage. */
 export function chromiumArgs(spki = []) {
   const args = [
     '--no-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update',
-    '--disable-sync', '--disable-quic', '--disable-gpu', '--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable',
+    '--disable-sync', '--disable-quic', '--disable-gpu',
     '--host-resolver-rules=MAP *.test 127.0.0.1, EXCLUDE localhost',
     // A fake camera and microphone, granted without a prompt, for the permission tests.
     '--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream',
@@ -95,7 +99,9 @@ async function launchChromium(spki) {
   };
 }
 
-async function launchFirefox(webgl) {
+/** `storage: 'denied'`: Firefox blocking all cookies, which denies a cross-site frame its
+ * storage as strict tracking protection, Safari or Brave may. */
+async function launchFirefox(webgl, storage) {
   const proxy = await loopbackProxy();
   const display = webgl ? await startXvfb() : null;
   const browser = await puppeteer.launch({
@@ -116,6 +122,7 @@ async function launchFirefox(webgl) {
       'media.navigator.permission.disabled': true,
       // Mesa's software renderer is on Firefox's blocklist: allowed, for the WebGL tests.
       'webgl.force-enabled': webgl,
+      ...(storage === 'denied' ? { 'network.cookie.cookieBehavior': 2 } : {}),
     },
   });
   return {

@@ -354,6 +354,40 @@ export async function showOnSdkHost(fx, t, name, config) {
   return { page, proxyFrame };
 }
 
+/** A serviceFixture for the SDK host pages: per-server names over TLS, an admin listener,
+ * `engine` launched with `launchOptions` and trusting `trust` too. */
+export function sdkHostFixture(engine, trust, launchOptions = {}) {
+  return serviceFixture(engine, {
+    tls: CHAT_NAMES,
+    admin: true,
+    hosts: chatHost({ perServer: true }),
+    host: ({ hostPort }) => startSdkHost(hostPort),
+    trust,
+    launchOptions,
+  });
+}
+
+/**
+ * Opens the SDK host page `name` of `fx` (a serviceFixture whose host is `startSdkHost`) with
+ * `config`, and waits for its view's `report` tool call (probe-view.js). Returns the page, the
+ * call's arguments and the host's state; the page closes after the test `t`, its console in the
+ * diagnostics if it failed.
+ */
+export async function reportOnSdkHost(fx, t, name, config, timeout = 30_000) {
+  const path = fx.hostServer.page(name, config);
+  const page = await fx.browser.newPage();
+  t.after(async () => {
+    if (t.passed === false) t.diagnostic(page.console.join('\n'));
+    await page.close();
+  });
+  await page.goto(`${fx.hostOrigin}${path}`);
+  const report = await until(async () => {
+    const host = await page.evaluate(() => window.host);
+    return host?.calls.find((c) => c.name === 'report');
+  }, `the view's report (${name})`, timeout);
+  return { page, report: report.arguments, host: await page.evaluate(() => window.host) };
+}
+
 /** The @mcp-ui/client AppRenderer host (renderer-host.jsx), bundled as one ES module. */
 export async function bundleRendererHost() {
   return bundle('renderer-host.jsx');

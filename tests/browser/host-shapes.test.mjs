@@ -8,10 +8,8 @@
 //   srcdoc on its own page.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  serviceFixture, chatHost, CHAT_NAMES, startSdkHost, startTlsServer, makeCertificate, probeView, tempDir, jsonApi,
-} from './harness.mjs';
-import { selectedEngines, until } from './engines.mjs';
+import { sdkHostFixture, startTlsServer, makeCertificate, probeView, tempDir, jsonApi, reportOnSdkHost } from './harness.mjs';
+import { selectedEngines } from './engines.mjs';
 
 // A 1×1 transparent PNG, for the resource-domain probe.
 const PIXEL = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
@@ -21,13 +19,7 @@ for (const engine of selectedEngines()) {
     // What the view reaches beyond the sandbox, over https (WebKit blocks plain http from an
     // https page): an API, a CDN, and a name declared in a form the service drops.
     const outsideCert = makeCertificate(tempDir(), ['api.outside.test', 'cdn.outside.test', 'dropped.outside.test']);
-    const fx = serviceFixture(engine, {
-      tls: CHAT_NAMES,
-      admin: true,
-      hosts: chatHost({ perServer: true }),
-      host: ({ hostPort }) => startSdkHost(hostPort),
-      trust: [outsideCert],
-    });
+    const fx = sdkHostFixture(engine, [outsideCert]);
     let outside, declared, outsidePort;
 
     before(async () => {
@@ -63,18 +55,7 @@ for (const engine of selectedEngines()) {
     async function run(t, name, config) {
       const label = `${name.replace(/\W+/g, '-')}-${Math.random().toString(16).slice(2, 8)}`;
       const proxyUrl = `https://${label}.chat.sandbox.test:${fx.port}/sandbox.html`;
-      const path = fx.hostServer.page(name, { proxyUrl, firstTime: 'first', secondTime: 'second', ...config });
-      const page = await fx.browser.newPage();
-      t.after(async () => {
-        if (t.passed === false) t.diagnostic(page.console.join('\n'));
-        await page.close();
-      });
-      await page.goto(`${fx.hostOrigin}${path}`);
-      const report = await until(async () => {
-        const host = await page.evaluate(() => window.host);
-        return host?.calls.find((c) => c.name === 'report');
-      }, `the view's report (${name})`, 30_000);
-      return { page, report: report.arguments, host: await page.evaluate(() => window.host) };
+      return reportOnSdkHost(fx, t, name, { proxyUrl, firstTime: 'first', secondTime: 'second', ...config });
     }
 
     it('a host that sends the csp only in sandbox-resource-ready: the relay reloads once, and the view reaches what it declared', { timeout: 90_000 }, async (t) => {
@@ -90,14 +71,13 @@ for (const engine of selectedEngines()) {
       assert.equal(host.proxyReadyCount, 1, 'the host hears sandbox-proxy-ready once, not again after the reload');
       assert.equal(await upgrades(), before + 1, 'the reload is counted');
       // The proxy frame now carries the declared domains in its own URL, and no kept-resource
-      // fragment: its predecessor's sessionStorage entry was taken and deleted.
+      // fragment: what its predecessor carried in the frame's name was taken and cleared.
       const proxyFrame = (await page.frames()).find((f) => f.url.includes('.chat.sandbox.test'));
       const url = new URL(proxyFrame.url);
       assert.equal(url.searchParams.get('upgrade'), '1');
       assert.deepEqual(JSON.parse(url.searchParams.get('csp')), declared);
       assert.equal(url.hash, '');
-      const kept = await proxyFrame.evaluate(() => Object.keys(sessionStorage).filter((k) => k.startsWith('mcp-sandbox-proxy:')));
-      assert.deepEqual(kept, [], 'nothing is left in sessionStorage');
+      assert.equal(await proxyFrame.evaluate(() => window.name), '', 'nothing is left in the frame\'s name');
     });
 
     it('a host that passes ?csp= itself: no reload, even for a domain the service dropped', { timeout: 90_000 }, async (t) => {

@@ -6,8 +6,9 @@
 // - the real get-time example view (its server over Streamable HTTP) renders in the inspector's
 //   MCP Apps panel from the sandbox origin, its tools/call changes the time, and the eval its
 //   bundled zod probes for reaches the inspector's CSP panel (relay_messages = "any");
-// - a view of our own (probe-server.mjs) reaches the API its _meta.ui.csp declares (the relay
-//   reloads once with it) and gets the camera it asks for, which the inspector delegates.
+// - a view of our own (probe-server.mjs) reaches the API its _meta.ui.csp declares (in the
+//   sandbox URL as widget_csp: one load, no reload) and gets the camera it asks for, which the
+//   inspector delegates.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -172,7 +173,11 @@ for (const engine of selectedEngines()) {
       assert.equal(results.camera, 'granted', JSON.stringify(results));
       assert.equal(results.origin, `https://${SANDBOX}:${fx.port}`, 'the view keeps the sandbox origin');
       const proxy = (await page.frames()).find((f) => f.url.startsWith(`https://${SANDBOX}:${fx.port}/`));
-      assert.equal(new URL(proxy.url).searchParams.get('upgrade'), '1', 'the relay reloaded once with the declared domains');
+      // The inspector writes the declaration into its sandbox URL as widget_csp, which the service
+      // reads as csp: the page had the view's domains from its first load, with no reload.
+      const url = new URL(proxy.url);
+      assert.ok(url.searchParams.has('widget_csp'), proxy.url);
+      assert.equal(url.searchParams.get('upgrade'), null, 'no reload');
     });
   });
 }

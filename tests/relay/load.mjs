@@ -2,8 +2,9 @@
 // proxy-page/relay/, stripped, as `mcp-sandbox-proxy relay` prints it (the binary in
 // MCP_SANDBOX_PROXY_BIN, which scripts/test builds; `cargo run` without it). Here the join's
 // closing start() is left out, and the page URL and config are the test's choosing, as `window`
-// and `document`. What the relay warns is kept, not printed. The function shares this realm's
-// built-ins, so values a test makes are what the relay sees.
+// and `document` (with the stand-ins for the rest of a page a test gives it). What the relay
+// warns is kept, not printed. The function shares this realm's built-ins, so values a test makes
+// are what the relay sees.
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,18 +50,19 @@ export function pageConfig(overrides = {}) {
 
 /**
  * The relay's functions named in `names`, for a page at `href` with `config`, in a `window` that
- * also has what `scope` gives it (`parent`, `location` fields); `logged` holds what they warned,
- * as `level: text`.
+ * also has what `scope` gives it (`parent`, `location` fields) and a `document` that also has
+ * what `page` gives it (`body`, `createElement`); `logged` holds what they warned, as
+ * `level: text`, and `window` is the window they ran in.
  */
-export function loadRelay(names, { href = 'https://chat.sandbox.test/sandbox.html', config = pageConfig(), scope = {} } = {}) {
+export function loadRelay(names, { href = 'https://chat.sandbox.test/sandbox.html', config = pageConfig(), scope = {}, page = {} } = {}) {
   const source = relayBody();
   const logged = [];
   const log = (level) => (...args) => logged.push(`${level}: ${args.join(' ')}`);
   const url = new URL(href);
   const location = { href: url.href, protocol: url.protocol, origin: url.origin, hash: url.hash, ...scope.location };
   const window = { ...scope, location };
-  const document = { getElementById: () => ({ textContent: JSON.stringify(config) }) };
+  const document = { getElementById: () => ({ textContent: JSON.stringify(config) }), ...page };
   const console = { log: log('log'), info: log('info'), warn: log('warning'), error: log('error') };
   const relay = new Function('window', 'document', 'console', `'use strict';\n${source}\nreturn { ${names.join(', ')} };`);
-  return { ...relay(window, document, console), logged };
+  return { ...relay(window, document, console), logged, window };
 }

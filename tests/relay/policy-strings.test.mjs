@@ -66,6 +66,20 @@ describe('a string outside printable ASCII and its whitespace', () => {
     assert.match(logged[0], /^warning: \[sandbox\] params\.csp holds U\+000B at 26, .*no declared domain\. Write the string in ASCII\.$/);
     assert.match(logged[1], /^warning: \[sandbox\] params\.allow holds U\+00A0 at 7, .*no permission\./);
   });
+
+  it('names the character by its code point, beyond the first plane too, not by half of it', () => {
+    const { cspFromPolicy: csp, permissionsFromAllow: allow, logged } = loadRelay(['cspFromPolicy', 'permissionsFromAllow']);
+    assert.equal(csp('connect-src https://a.test \u{1F600}'), undefined);
+    assert.deepEqual(allow('camera \u{1F600}'), {});
+    assert.deepEqual(allow('camera; caf\u00e9'), {});
+    // A lone surrogate is no character: it is named as the code unit it is.
+    assert.deepEqual(allow('camera \ud83d'), {});
+    assert.equal(logged.length, 4, logged.join('\n'));
+    assert.match(logged[0], /^warning: \[sandbox\] params\.csp holds U\+1F600 at 27, /);
+    assert.match(logged[1], /^warning: \[sandbox\] params\.allow holds U\+1F600 at 7, /);
+    assert.match(logged[2], /^warning: \[sandbox\] params\.allow holds U\+00E9 at 11, /);
+    assert.match(logged[3], /^warning: \[sandbox\] params\.allow holds U\+D83D at 7, /);
+  });
 });
 
 describe('an allow string grants the view no feature the string does not', () => {

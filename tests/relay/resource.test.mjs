@@ -53,6 +53,53 @@ describe('a csp policy string is read into the four lists, never wider', () => {
   });
 });
 
+// The Array methods a reading can search or walk a list with.
+const SCANS = ['indexOf', 'lastIndexOf', 'includes', 'find', 'findIndex', 'some', 'every', 'filter', 'map', 'forEach', 'reduce'];
+
+/**
+ * What `read()` returns, and how many list elements it went through with Array's methods: each
+ * call is charged its whole list, found early or not. A count, not a clock: the same on any
+ * machine, however loaded.
+ */
+function scanning(read) {
+  const originals = SCANS.map((name) => Array.prototype[name]);
+  let elements = 0;
+  SCANS.forEach((name, i) => {
+    Array.prototype[name] = function scan(...args) {
+      elements += this.length;
+      return originals[i].apply(this, args);
+    };
+  });
+  try {
+    const result = read();
+    return { result, elements };
+  } finally {
+    for (let i = 0; i < SCANS.length; i += 1) Array.prototype[SCANS[i]] = originals[i];
+  }
+}
+
+describe('reading a policy string is linear in its sources', () => {
+  const { cspFromPolicy } = loadRelay(['cspFromPolicy']);
+  // Two policies that each allow the same n hosts everywhere: every list's every chain names them.
+  const policy = (n) => {
+    const hosts = Array.from({ length: n }, (_, i) => `https://h${i}.example.com`).join(' ');
+    return `default-src ${hosts}, default-src 'self' ${hosts}`;
+  };
+
+  it('twice the sources cost twice the work, and 20 000 are read whole', () => {
+    const small = scanning(() => cspFromPolicy(policy(1000)));
+    const double = scanning(() => cspFromPolicy(policy(2000)));
+    assert.equal(double.result.connectDomains.length, 2000);
+    // Linear work is a + b·n: twice the sources cost about twice. Searching a list for each
+    // source costs four times (and twenty times the sources, four hundred).
+    assert.ok(double.elements < 2.5 * small.elements, `${small.elements} elements for 1000 sources, ${double.elements} for 2000`);
+    const large = scanning(() => cspFromPolicy(policy(20_000)));
+    const lengths = ['connectDomains', 'resourceDomains', 'frameDomains', 'baseUriDomains'].map((list) => large.result[list].length);
+    assert.deepEqual(lengths, [20_000, 20_000, 20_000, 0], 'base-uri falls back to nothing');
+    assert.ok(large.elements < 25 * small.elements, `${small.elements} elements for 1000 sources, ${large.elements} for 20 000`);
+  });
+});
+
 describe('the resource params every host shape becomes', () => {
   it("the spec's shape passes unchanged", () => {
     const { resourceParams, logged } = loadRelay(['resourceParams']);

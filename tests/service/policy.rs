@@ -261,3 +261,34 @@ fn a_host_that_writes_its_views_policies_gets_only_framing_and_sandbox() {
     assert_eq!(config_in_page["hostPolicy"], false);
     assert_eq!(config_in_page["defaultPolicy"], serde_json::Value::Null);
 }
+
+#[test]
+fn widget_csp_is_read_as_csp_is_and_csp_wins_when_both_are_given() {
+    let declared = r#"{"connectDomains":["https://api.example.com"]}"#;
+    let other = r#"{"connectDomains":["https://other.example.com"]}"#;
+    let widget = |json: &str| csp_query(json).replacen("csp=", "widget_csp=", 1);
+    let policy_of = |query: &str| {
+        let response = get("chat.sandbox.test", &format!("/?{query}"));
+        assert_eq!(response.status(), StatusCode::OK, "{query}");
+        csp_headers(&response)[1].clone()
+    };
+    // mcp-use's inspector: `widget_csp` beside its own `v` and `csp_mode`.
+    let inspector = format!("v=%7B%7D&csp_mode=widget-declared&{}", widget(declared));
+    assert_eq!(policy_of(&inspector), policy_of(&csp_query(declared)));
+    assert!(policy_of(&inspector).contains("connect-src 'self' https://api.example.com;"));
+    // Both given: `csp` decides, whatever `widget_csp` says.
+    let both = format!("{}&{}", widget(other), csp_query(declared));
+    assert_eq!(policy_of(&both), policy_of(&csp_query(declared)));
+    // Read with the same grammar, and counted once.
+    for (query, reason) in [
+        (widget("["), "csp is not valid JSON"),
+        (
+            format!("{}&{}", widget(declared), widget(declared)),
+            "the query has more than one widget_csp parameter",
+        ),
+    ] {
+        let response = get("chat.sandbox.test", &format!("/?{query}"));
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{query}");
+        assert!(body(response).contains(reason), "{reason}");
+    }
+}
