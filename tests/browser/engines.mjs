@@ -171,6 +171,9 @@ function wrapped(raw, close, waitForFunction) {
 async function launchWebKit() {
   const proxy = await loopbackProxy();
   const display = await startXvfb();
+  // Every driver still running: a page whose test timed out while the page was being made is
+  // never closed by that test, and its driver would keep the run from ever ending.
+  const drivers = new Set();
   return {
     engine: 'webkit',
     async newPage() {
@@ -179,6 +182,8 @@ async function launchWebKit() {
         env: { ...process.env, DISPLAY: display.name },
         stdio: 'ignore',
       });
+      drivers.add(driverProcess);
+      driverProcess.once('exit', () => drivers.delete(driverProcess));
       const server = `http://127.0.0.1:${port}`;
       await untilListening(port);
       // MiniBrowser's own proxy option: WebDriver's `sslProxy` makes libsoup speak TLS to the
@@ -219,6 +224,7 @@ async function launchWebKit() {
       return page;
     },
     async close() {
+      for (const driver of drivers) driver.kill();
       display.stop();
       await proxy.close();
     },
