@@ -55,7 +55,7 @@ pub(super) fn config(w: &mut Walker<'_>, doc: &Table<'_>) -> Option<Config> {
         Some(value) => w.cache_max_age(value, "cache_max_age"),
         None => Some(Duration::ZERO),
     };
-    let default_port = if doc.contains_key("tls") { 443 } else { 80 };
+    let default_port = super::default_port(doc.contains_key("tls"));
     let cache_max_age = cache_max_age.unwrap_or_default();
     let hosts_dir = doc.get("hosts_dir").map(|v| (v, w.path(v, "hosts_dir")));
     let file: Rc<str> = Rc::from(w.file);

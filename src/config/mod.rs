@@ -239,6 +239,13 @@ pub struct Loaded {
     pub warnings: Vec<Problem>,
 }
 
+/// The port a request's authority may leave out: 443 where the service answers with the
+/// certificates of `[tls]`, 80 where it does not. Sandbox names and routes are compared without
+/// it; the loader and the service must agree on it, so it is decided here alone.
+pub(crate) fn default_port(tls: bool) -> u16 {
+    if tls { 443 } else { 80 }
+}
+
 impl Config {
     /// Reads and validates a config file and its tenant files. Relative paths are taken from
     /// the file's directory, so a config and what it names can move together.

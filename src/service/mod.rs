@@ -128,7 +128,7 @@ impl Service {
 
     /// A service that counts into `metrics`, which outlive reloads.
     pub fn with_metrics(config: &Config, metrics: &Metrics) -> Self {
-        let default_port = if config.tls.is_some() { 443 } else { 80 };
+        let default_port = crate::config::default_port(config.tls.is_some());
         let mut entries = Vec::with_capacity(config.hosts.len());
         let mut names = Routes::default();
         let mut server_names = Routes::<Vec<usize>>::default();
