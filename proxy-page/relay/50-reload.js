@@ -90,9 +90,7 @@ function keepInstead(params) {
   var kept = state.upgrading;
   kept.resource = keptCopy(params);
   kept.text = undefined;
-  var here = new URL(window.location.href);
-  here.hash = '';
-  kept.url = policyUrl(params.csp) || here.href;
+  kept.url = policyUrl(params.csp) || window.location.href;
   if (carry(kept)) return;
   // Not to be carried: the reload stops, and the resource is mounted here as it is.
   window.stop();
@@ -160,16 +158,20 @@ function takeCarried() {
   state.frameName = name;
   if (name.indexOf(KEPT_PREFIX) !== 0) return null;
   var colon = name.indexOf(':', KEPT_PREFIX.length);
-  var newline = name.indexOf('\n', colon);
-  state.frameName = '';
-  try {
-    if (colon !== -1 && newline !== -1) state.frameName = String(JSON.parse(name.slice(colon + 1, newline)));
-  } catch (malformed) {
-    // Not as the relay writes it: the frame keeps no name.
-  }
+  var newline = colon === -1 ? -1 : name.indexOf('\n', colon);
+  state.frameName = newline === -1 ? '' : ownName(name.slice(colon + 1, newline));
   window.name = state.frameName;
-  if (colon === -1 || newline === -1) return null;
+  if (newline === -1) return null;
   return { token: name.slice(KEPT_PREFIX.length, colon), text: name.slice(newline + 1) };
+}
+
+// The frame's own name as the relay wrote it (JSON); none where it is not.
+function ownName(json) {
+  try {
+    return String(JSON.parse(json));
+  } catch (malformed) {
+    return '';
+  }
 }
 
 // The resource this page's predecessor carried for it, named by this page's own fragment, if

@@ -22,9 +22,7 @@ use crate::limits::{HeadLimits, MAX_FIELDS, Refusal};
 
 use super::check::check;
 use super::starts::RequestStarts;
-
-/// The most a refused connection reads and drops before it gives up on a clean close.
-pub(crate) const MAX_DISCARD: usize = 1 << 20;
+use crate::io::linger::MAX_DISCARD;
 
 /// What a head's buffer starts with: a browser's head is a few hundred bytes.
 const HEAD_CAPACITY: usize = 1024;
