@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::Arc;
@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use common::net::tls_client_trusting;
+use common::ports::free_port;
 use common::process::Serving;
 use rustls::pki_types::ServerName;
 use rustls::pki_types::pem::PemObject;
@@ -20,15 +21,6 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 const NAME: &str = "chat.sandbox.test";
-
-/// A free loopback port (bound and let go: the OS does not hand it out again at once).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// Answers every A query with one IPv4 address (127.0.0.1 at first) and every other query
 /// with no record, until dropped.

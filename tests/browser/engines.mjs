@@ -13,6 +13,7 @@ import { spawn } from 'node:child_process';
 import { createServer, request } from 'node:http';
 import { connect } from 'node:net';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
@@ -318,15 +319,45 @@ export async function collectHooked(frame) {
   return frame.evaluate(() => window.__logged || []);
 }
 
-/** A port that was free a moment ago on 127.0.0.1. */
+/**
+ * A port free on 127.0.0.1 for a child to listen on, never one this process handed out before.
+ * It is picked below the range the OS takes ports from for port 0 and for outgoing connections
+ * (net.ipv4.ip_local_port_range): a port from that range, free a moment ago, may be a browser's
+ * connection or another server's by the time the child listens.
+ */
 export async function freePort() {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = PICKED_FROM.low + Math.floor(Math.random() * (PICKED_FROM.high - PICKED_FROM.low));
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    if (await bindable(port)) return port;
+  }
+  throw new Error(`no free port in ${PICKED_FROM.low}-${PICKED_FROM.high} after 100 attempts`);
+}
+
+const handedOut = new Set();
+// Linux's default ephemeral range starts at 32768; ports are picked from the 12 000 below it.
+const PICKED_FROM = (() => {
+  let low = 32768;
+  try {
+    low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || low;
+  } catch {
+    // Not Linux: its default range.
+  }
+  return { low: Math.max(1024, low - 12_000), high: low };
+})();
+
+async function bindable(port) {
   const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address();
-  server.close();
-  await once(server, 'close');
-  return port;
+  const listening = await new Promise((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => resolve(true));
+  });
+  if (listening) {
+    server.close();
+    await once(server, 'close');
+  }
+  return listening;
 }
 
 async function untilListening(port) {

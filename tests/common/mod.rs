@@ -4,6 +4,7 @@
 pub mod heads;
 pub mod net;
 pub mod page;
+pub mod ports;
 pub mod process;
 pub mod properties;
 pub mod reports;
