@@ -34,6 +34,9 @@ var KEPT_FRAGMENT = '#sandbox-kept=';
 // Reloads one resource may cost: one for its domains, and one more when it replaced another
 // resource while that one's reload was under way.
 var MAX_RELOADS = 2;
+// Reloads a page may make to read a frame name newer than the one the browser gave it (see
+// reloadForNewerName).
+var MAX_NAME_RELOADS = 2;
 var DEFAULT_SANDBOX = ['allow-scripts', 'allow-same-origin', 'allow-forms'];
 // spec: permissions keys → Permissions Policy features of the inner frame's `allow`.
 var PERMISSION_FEATURES = {

@@ -54,7 +54,7 @@ function reload(params, target, reloads) {
       'the csp in ?csp= yourself, or ask the operator to raise limits.max_query_bytes.');
     return false;
   }
-  var kept = { key: KEPT_PREFIX + randomToken(), resource: keptCopy(params), reloads: reloads, url: url.href };
+  var kept = { resource: keptCopy(params), reloads: reloads, url: url.href };
   if (!carry(kept)) return false;
   state.upgrading = kept;
   console.info('[sandbox] the resource needs another policy than this page\'s (the host sent ' +
@@ -62,12 +62,15 @@ function reload(params, target, reloads) {
   return true;
 }
 
-// Writes what the new page needs into the frame's name and starts the navigation to it, or
-// starts it again. Chromium gives the new page the frame's name as it was when the navigation
-// began, and a later write is lost: so whatever changes meanwhile (a resource that replaces
-// the first, a host message held for it) stops the navigation under way, writes, and starts
-// it again, which all three engines follow.
+// Writes what the new page needs into the frame's name, under a token of its own, and starts
+// the navigation to it, or starts it again. Chromium gives the new page the frame's name as it
+// was when the navigation began, and a later write is lost: so whatever changes meanwhile (a
+// resource that replaces the first, a host message held for it) stops the navigation under
+// way, writes, and starts it again. Even then Chromium may finish the page it began for the
+// stopped navigation, with the older name: the fresh token is how that page knows (see
+// reloadForNewerName).
 function carry(kept) {
+  kept.key = KEPT_PREFIX + randomToken();
   if (!keepResource(kept)) return false;
   var url = new URL(kept.url);
   url.hash = KEPT_FRAGMENT.slice(1) + kept.key.slice(KEPT_PREFIX.length);
@@ -162,7 +165,40 @@ function takeCarried() {
   state.frameName = newline === -1 ? '' : ownName(name.slice(colon + 1, newline));
   window.name = state.frameName;
   if (newline === -1) return null;
-  return { token: name.slice(KEPT_PREFIX.length, colon), text: name.slice(newline + 1) };
+  return { token: carriedToken(name), text: name.slice(newline + 1) };
+}
+
+// The token a name of the relay's was written under; null for any other name.
+function carriedToken(name) {
+  if (name.indexOf(KEPT_PREFIX) !== 0) return null;
+  var colon = name.indexOf(':', KEPT_PREFIX.length);
+  return colon === -1 ? null : name.slice(KEPT_PREFIX.length, colon);
+}
+
+// The carried resource this page's URL names: its token, and how many times this page was
+// reloaded to read it (written after a dot); null when the URL names none.
+function keptFragment() {
+  var hash = window.location.hash;
+  if (hash.indexOf(KEPT_FRAGMENT) !== 0) return null;
+  var named = hash.slice(KEPT_FRAGMENT.length).split('.');
+  if (!named[0]) return null;
+  return { token: named[0], nameReloads: Number(named[1]) || 0 };
+}
+
+// Chromium may give this page a frame name older than the last one its predecessor wrote: a
+// page it began making for a navigation the relay stopped goes on to the next one, with the
+// name as it was then. The browser keeps the newer name, and a page made afresh gets it. So a
+// page whose URL names a token its name does not carry reloads, leaving the name untouched (a
+// write would replace the newer one), at most MAX_NAME_RELOADS times; then reads what it has.
+// Returns whether this page is reloading.
+function reloadForNewerName() {
+  var named = keptFragment();
+  if (!named || named.nameReloads >= MAX_NAME_RELOADS) return false;
+  if (carriedToken(String(window.name)) === named.token) return false;
+  console.info('[sandbox] this page has an older frame name than its predecessor wrote: reloading to read the newer one');
+  window.history.replaceState(null, '', KEPT_FRAGMENT + named.token + '.' + (named.nameReloads + 1));
+  window.location.reload();
+  return true;
 }
 
 // The frame's own name as the relay wrote it (JSON); none where it is not.
@@ -178,10 +214,9 @@ function ownName(json) {
 // any. SECURITY: only what this page's URL names is taken, so a name a same-origin view wrote
 // cannot reach a proxy page the host loads: the host's URLs carry no such fragment.
 function takeKeptResource() {
-  var token = window.location.hash.indexOf(KEPT_FRAGMENT) === 0 ?
-    window.location.hash.slice(KEPT_FRAGMENT.length) : null;
+  var named = keptFragment();
   var carried = takeCarried();
-  if (!token) return null;
+  if (!named) return null;
   // A reload of this page by the user must not look for the resource again.
   window.history.replaceState(null, '', window.location.pathname + window.location.search);
   if (signedPolicies) {
@@ -191,7 +226,7 @@ function takeKeptResource() {
       'the relay never reloads for one, so it was not kept by this relay');
     return null;
   }
-  var kept = carried && carried.token === token ? parseKept(carried.text) : null;
+  var kept = carried && carried.token === named.token ? parseKept(carried.text) : null;
   if (!kept) console.warn('[sandbox] this page was reloaded for a resource that was not kept: send sandbox-resource-ready again');
   return kept;
 }

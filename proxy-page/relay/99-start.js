@@ -23,6 +23,9 @@ function start() {
     console.warn('[sandbox] this page is not a secure context (plain http off loopback): the ' +
       'relay and the views can be changed in transit. Serve the sandbox over https.');
   }
+  // A page made with an older frame name than its predecessor wrote reads no message and says
+  // nothing: the page after it does.
+  if (reloadForNewerName()) return;
   clearPlantedCookies();
   reportDroppedSources();
   reportRefusedPolicy();

@@ -523,21 +523,25 @@ document.body.appendChild(f);
     assert.equal((await proxyUrlNow(page)).searchParams.get('upgrade'), null, 'the reload was stopped');
   });
 
+  // Chromium may finish the page it began for the first reload with the first resource's name
+  // (about one time in three here): a few rounds make that case come up.
   it('a second resource that needs a reload too gets its own', T, async (t) => {
-    const { page } = await hostPage(t);
-    const second = { connectDomains: ['https://b.example.com', 42] };
-    await page.evaluate(([first, html, csp]) => {
-      window.sendResource({ html: first, csp: { connectDomains: ['https://a.example.com'] } });
-      window.sendResource({ html, csp });
-    }, [view("report('mounted', 'first')"), view("report('mounted', 'second')"), second]);
-    assert.equal(await report(page, 'mounted'), 'second');
-    const ready = (await page.evaluate(() => window.received)).filter(
-      (m) => m.data.method === 'ui/notifications/sandbox-proxy-ready');
-    assert.equal(ready.length, 1, 'the host heard ready once, through both reloads');
-    const url = await proxyUrlNow(page);
-    assert.equal(url.searchParams.get('upgrade'), '1');
-    // Only strings go in the query: the service would answer 400 to the number.
-    assert.deepEqual(JSON.parse(url.searchParams.get('csp')), { connectDomains: ['https://b.example.com'] });
+    for (let round = 0; round < 4; round++) {
+      const { page } = await hostPage(t);
+      const second = { connectDomains: ['https://b.example.com', 42] };
+      await page.evaluate(([first, html, csp]) => {
+        window.sendResource({ html: first, csp: { connectDomains: ['https://a.example.com'] } });
+        window.sendResource({ html, csp });
+      }, [view("report('mounted', 'first')"), view("report('mounted', 'second')"), second]);
+      assert.equal(await report(page, 'mounted'), 'second', `round ${round}`);
+      const ready = (await page.evaluate(() => window.received)).filter(
+        (m) => m.data.method === 'ui/notifications/sandbox-proxy-ready');
+      assert.equal(ready.length, 1, 'the host heard ready once, through both reloads');
+      const url = await proxyUrlNow(page);
+      assert.equal(url.searchParams.get('upgrade'), '1');
+      // Only strings go in the query: the service would answer 400 to the number.
+      assert.deepEqual(JSON.parse(url.searchParams.get('csp')), { connectDomains: ['https://b.example.com'] });
+    }
   });
 
   it('the missing-domains check matches as CSP does: sources without a scheme, wildcards, paths', T, async (t) => {

@@ -109,7 +109,7 @@ describe('what changes while the reload is under way', () => {
   }
   const carriedNow = (relay) => JSON.parse(relay.window.name.slice(relay.window.name.indexOf('\n') + 1));
 
-  it('a host message held meanwhile is written, and the navigation started again: Chromium keeps only the name it began with', () => {
+  it('a host message held meanwhile is written under a new token, and the navigation started again: Chromium keeps only the name it began with', () => {
     const relay = reloading();
     const params = { html: '<p>first</p>', csp: RESOURCE.csp };
     assert.equal(relay.reload(params, relay.policyUrl(params.csp), 1), true);
@@ -118,7 +118,12 @@ describe('what changes while the reload is under way', () => {
     assert.match(first, /\?csp=.*&upgrade=1#sandbox-kept=[0-9a-f]{32}$/);
     const message = { jsonrpc: '2.0', method: 'ui/notifications/tool-input', params: {} };
     relay.hold(message);
-    assert.deepEqual(relay.navigations.slice(2), ['stop', first], 'the same page again, after the write');
+    const [stopAgain, again] = relay.navigations.slice(2);
+    assert.equal(stopAgain, 'stop');
+    const [page, token] = again.split('#sandbox-kept=');
+    assert.equal(page, first.split('#')[0], 'the same page again, after the write');
+    assert.notEqual(token, first.split('#sandbox-kept=')[1], 'a page begun with the older name can tell');
+    assert.ok(relay.window.name.startsWith(`mcp-sandbox-proxy:kept:${token}:`), 'the name carries the token the URL names');
     assert.deepEqual(carriedNow(relay).held, [message]);
   });
 
@@ -134,5 +139,52 @@ describe('what changes while the reload is under way', () => {
     assert.match(replaced, /^replaceState https:\/\/chat\.sandbox\.test\/sandbox\.html#sandbox-kept=[0-9a-f]{32}$/);
     assert.equal(reloaded, 'reload');
     assert.equal(carriedNow(relay).resource.html, '<p>second</p>');
+  });
+});
+
+describe('a page the browser made with an older frame name than its predecessor wrote', () => {
+  /** The relay of a page at `hash` whose frame is named `name`, recording what it navigates. */
+  function made(name, hash) {
+    const navigations = [];
+    const scope = {
+      name,
+      location: { pathname: '/sandbox.html', search: '?csp=x&upgrade=1', reload: () => navigations.push('reload') },
+      history: { replaceState: (_s, _t, url) => navigations.push(`replaceState ${url}`) },
+    };
+    const relay = loadRelay(['reloadForNewerName', 'takeKeptResource'], { href: `${PAGE}?csp=x&upgrade=1${hash}`, scope });
+    return { ...relay, navigations };
+  }
+  const older = beforeName(carried({ html: '<p>first</p>' }, { token: 'aaaa' }));
+
+  it('reloads, leaving the name as it is, for the browser to make it afresh with the newer one', () => {
+    const relay = made(older, '#sandbox-kept=bbbb');
+    assert.equal(relay.reloadForNewerName(), true);
+    assert.deepEqual(relay.navigations, ['replaceState #sandbox-kept=bbbb.1', 'reload']);
+    assert.equal(relay.window.name, older, 'a write would replace the newer name the browser keeps');
+    // So does a page given the frame's name from before any carry.
+    assert.equal(made('the-hosts-name', '#sandbox-kept=bbbb').reloadForNewerName(), true);
+  });
+
+  it('at most twice: then the page takes nothing and asks for the resource again', () => {
+    const second = made(older, '#sandbox-kept=bbbb.1');
+    assert.equal(second.reloadForNewerName(), true);
+    assert.deepEqual(second.navigations, ['replaceState #sandbox-kept=bbbb.2', 'reload']);
+    const last = made(older, '#sandbox-kept=bbbb.2');
+    assert.equal(last.reloadForNewerName(), false);
+    assert.equal(last.takeKeptResource(), null);
+    assert.ok(last.logged.some((l) => l.includes('reloaded for a resource that was not kept')), last.logged.join('\n'));
+    assert.equal(last.window.name, '', 'nothing of the relay\'s is left');
+  });
+
+  it('a page whose name carries what its URL names, or whose URL names nothing, goes on', () => {
+    const newer = beforeName(carried({ html: '<p>second</p>' }, { token: 'bbbb' }));
+    for (const hash of ['#sandbox-kept=bbbb', '#sandbox-kept=bbbb.1']) {
+      const relay = made(newer, hash);
+      assert.equal(relay.reloadForNewerName(), false, hash);
+      assert.equal(relay.takeKeptResource().resource.html, '<p>second</p>', hash);
+    }
+    for (const hash of ['', '#sandbox-kept=', '#other']) {
+      assert.equal(made(older, hash).reloadForNewerName(), false, hash);
+    }
   });
 });
