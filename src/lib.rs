@@ -10,12 +10,13 @@
 //! server     listeners: accept under the connection cap, the drain of the backlog
 //! connection one connection: TLS handshake (tls: certificate by SNI) or the h2 preface
 //!            (plain TCP: io::prefixed replays it), the byte stream wrapped by io::deadline
-//!            → h1: io::head checks each head; hyper answers; at rest between requests
+//!            → h1: io::head checks each head (a refused one: its typed limits::Refusal goes
+//!            with the request in its place); hyper answers; at rest between requests
 //!            → h2: hyper, streams run inline first
-//! service    Host/:authority → host entry (routing) → from service::page_cache, or: the query
-//!            read once (page_query) → the view policy decided (service::policy: csp; for a
-//!            host that signs, signing) → the proxy page rendered (service::render: page,
-//!            proxy-page/sandbox.html + relay/*.js) → its answer (service::headers)
+//! service    front_door: refused (refusal) → routed once (route: host entry, served name)
+//!            → the page (page: from page_cache, or the query read once (page_query), the view
+//!            policy decided and the page rendered (render; signing), then logs, caching,
+//!            headers) or a CSP report (reports) → finished (counted, HSTS, cookies cleared)
 //! metrics    counted on the way; admin serves them, with /livez and /readyz
 //! reload     SIGHUP or changed files → a new generation for every next request
 //! ```

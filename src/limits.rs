@@ -1,13 +1,11 @@
-//! Head limits and the refusal protocol: what an HTTP/1 head may spend on what, and how the head
-//! reader (`io::head`) tells the service (`service`) that it refused one.
+//! Head limits and refusals: what an HTTP/1 head may spend on what, and why the head reader
+//! (`io::head`) refused one.
 //!
 //! hyper answers a head it refuses itself, with a bare status line and none of the security
-//! headers. So the head reader refuses first, and hands hyper a request of its own instead: a
-//! `GET` carrying [`REFUSAL_FIELD`] with a [`Refusal`] token, which the service answers with its
-//! own error, headers and `Connection: close`.
-
-/// The field a refusal request carries; its value is a [`Refusal`] token.
-pub(crate) const REFUSAL_FIELD: &str = "x-mcp-sandbox-proxy-refused";
+//! headers. So the head reader refuses first, and hands hyper a plain request of its own in the
+//! refused head's place (`connection: close`, and nothing after it). The connection notes which
+//! of its requests that is (`io::activity`), and gives the handler the [`Refusal`] with it, as a
+//! typed value in the request's extensions: the front door answers it with its own error.
 
 /// At most this many fields in a head, as hyper is configured (its default `max_headers`).
 pub(crate) const MAX_FIELDS: usize = 100;
@@ -43,37 +41,9 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    const ALL: [Refusal; 5] = [
-        Refusal::FieldsTooLarge,
-        Refusal::TargetTooLong,
-        Refusal::Malformed,
-        Refusal::Body,
-        Refusal::ReportTooLarge,
-    ];
-
-    pub(crate) fn token(self) -> &'static str {
-        match self {
-            Refusal::FieldsTooLarge => "fields-too-large",
-            Refusal::TargetTooLong => "target-too-long",
-            Refusal::Malformed => "malformed",
-            Refusal::Body => "body",
-            Refusal::ReportTooLarge => "report-too-large",
-        }
-    }
-
-    pub(crate) fn from_token(token: &[u8]) -> Option<Refusal> {
-        Refusal::ALL
-            .into_iter()
-            .find(|r| r.token().as_bytes() == token)
-    }
-
-    /// The request hyper reads instead of the refused head.
-    pub(crate) fn request(self) -> String {
-        format!(
-            "GET / HTTP/1.1\r\n{REFUSAL_FIELD}: {}\r\nconnection: close\r\n\r\n",
-            self.token()
-        )
-    }
+    /// The request hyper reads in a refused head's place: answered by what the request's
+    /// extensions carry, never by anything in it (it names no host).
+    pub(crate) const REQUEST: &'static str = "GET / HTTP/1.1\r\nconnection: close\r\n\r\n";
 }
 
 /// How much of a head may be spent on what. Every byte the head reader keeps is charged to one
@@ -113,17 +83,6 @@ pub const MAX_REPORT_BODY: usize = 64 * 1024;
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn refusal_tokens_round_trip() {
-        for refusal in Refusal::ALL {
-            assert_eq!(
-                Refusal::from_token(refusal.token().as_bytes()),
-                Some(refusal)
-            );
-        }
-        assert_eq!(Refusal::from_token(b"other"), None);
-    }
 
     #[test]
     fn a_request_line_within_the_highest_query_limit_fits_hypers_target_limit() {

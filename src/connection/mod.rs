@@ -298,7 +298,10 @@ where
     let Endpoints { accepted, current } = endpoints;
     let counted = activity.clone();
     let per_connection = PerConnection::new(accepted.limits.max_unsent_bytes);
-    let service = service_fn(move |req: Request<Incoming>| {
+    let service = service_fn(move |mut req: Request<Incoming>| {
+        if let Some(refusal) = counted.request_arrived() {
+            req.extensions_mut().insert(refusal);
+        }
         let transport = match &tls {
             None => Transport::Plain,
             Some(sni) => Transport::Tls {

@@ -7,12 +7,14 @@
 //! until then its exchange is open ([`Activity::answer_pending`]), and the connection is not
 //! idle, though the head deadline no longer runs (the body has a deadline of its own).
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tokio::sync::Notify;
 use tokio::time::Instant;
+
+use crate::limits::Refusal;
 
 #[derive(Debug)]
 pub(crate) struct Activity {
@@ -32,6 +34,11 @@ pub(crate) struct Activity {
     /// Set once, when the connection is asked to close to make room for another.
     evicted: AtomicBool,
     eviction: Notify,
+    /// Requests handed to the handler so far (`request_arrived`).
+    arrived: AtomicU64,
+    /// HTTP/1: which request (counted from 1) the head reader put in a refused head's place,
+    /// and why. Set once: nothing is read after a refused head.
+    refused: OnceLock<(u64, Refusal)>,
 }
 
 impl Activity {
@@ -46,6 +53,8 @@ impl Activity {
             pending_answers: AtomicU64::new(0),
             evicted: AtomicBool::new(false),
             eviction: Notify::new(),
+            arrived: AtomicU64::new(0),
+            refused: OnceLock::new(),
         })
     }
 
@@ -81,6 +90,23 @@ impl Activity {
     pub(crate) fn answer_pending(self: &Arc<Self>) -> PendingAnswer {
         self.pending_answers.fetch_add(1, Relaxed);
         PendingAnswer(self.clone())
+    }
+
+    /// HTTP/1: the head reader refused a head and put request number `ordinal` (counted from
+    /// 1, as hyper reads them) in its place.
+    pub(crate) fn head_refused(&self, ordinal: u64, refusal: Refusal) {
+        let _ = self.refused.set((ordinal, refusal));
+    }
+
+    /// Counts a request handed to the handler; if the head reader put it in a refused head's
+    /// place, why. hyper hands HTTP/1 requests on in the order it reads them, one at a time,
+    /// so the count names the request; an HTTP/2 connection has no head reader, so none.
+    pub(crate) fn request_arrived(&self) -> Option<Refusal> {
+        let ordinal = self.arrived.fetch_add(1, Relaxed) + 1;
+        self.refused
+            .get()
+            .filter(|(refused, _)| *refused == ordinal)
+            .map(|(_, refusal)| *refusal)
     }
 
     /// HTTP/1: the first byte of a request head arrived, the `count`th of the connection.

@@ -1,4 +1,5 @@
-//! What the service logs about requests, each kind of line within a budget per second.
+//! What the service logs and counts about the pages it serves, each kind of line within a
+//! budget per second.
 
 use http::Request;
 use http::header::{self};
@@ -6,7 +7,25 @@ use http::header::{self};
 use crate::csp::Dropped;
 use crate::telemetry::LogBudget;
 
-use super::Entry;
+use super::host::Host;
+use super::policy::Signature;
+use super::render::RenderedPage;
+
+/// Logs and counts what is worth it about `page`, served to `req`: dropped sources, a framer
+/// the page is not pinned to, a refused signature, the relay's own reload.
+pub(super) fn page_served<B>(host: &Host, page: &RenderedPage, req: &Request<B>) {
+    log_dropped(host, &page.dropped);
+    if let Some(framer) = foreign_framer(req, &page.embedder) {
+        host.counters.count_embedder_mismatch();
+        log_embedder_mismatch(host, &page.embedder, &framer);
+    }
+    if matches!(page.signature, Signature::Refused(_)) {
+        host.counters.count_refused_signature();
+    }
+    if page.policy_upgrade {
+        host.counters.count_policy_upgrade();
+    }
+}
 
 /// At most this many dropped entries are logged one by one per request; the rest as a count.
 pub(super) const MAX_DROPPED_LOGGED: usize = 16;
@@ -22,7 +41,7 @@ pub(super) static EMBEDDER_LOG_BUDGET: LogBudget = LogBudget::new(5);
 /// the host developer sees only a blank frame. Fetch metadata says the page is being framed (`Sec-Fetch-Dest: iframe`), and the
 /// `Referer`, which browsers cut to the framing page's origin across origins, names the framer.
 /// A request without either says nothing, and a same-origin one is the relay reloading itself.
-pub(super) fn foreign_framer<B>(req: &Request<B>, embedder: &str) -> Option<String> {
+fn foreign_framer<B>(req: &Request<B>, embedder: &str) -> Option<String> {
     let headers = req.headers();
     let destination = headers.get("sec-fetch-dest")?.as_bytes();
     if destination != b"iframe" && destination != b"frame" {
@@ -46,7 +65,7 @@ pub(super) fn foreign_framer<B>(req: &Request<B>, embedder: &str) -> Option<Stri
         .then_some(framer)
 }
 
-pub(super) fn log_embedder_mismatch(entry: &Entry, embedder: &str, framer: &str) {
+fn log_embedder_mismatch(host: &Host, embedder: &str, framer: &str) {
     if !EMBEDDER_LOG_BUDGET.allow() {
         return;
     }
@@ -54,7 +73,7 @@ pub(super) fn log_embedder_mismatch(entry: &Entry, embedder: &str, framer: &str)
     // SECURITY: the Referer is the client's to write; it is logged as a value, escaped by the
     // log format, and never reaches an answer.
     tracing::warn!(
-        host = %entry.origin,
+        host = %host.name,
         configured = embedder,
         framed_by = framer,
         suppressed,
@@ -62,11 +81,11 @@ pub(super) fn log_embedder_mismatch(entry: &Entry, embedder: &str, framer: &str)
     );
 }
 
-pub(super) fn log_dropped(entry: &Entry, dropped: &[Dropped]) {
+fn log_dropped(host: &Host, dropped: &[Dropped]) {
     if dropped.is_empty() {
         return;
     }
-    entry.counters.count_dropped(dropped.len());
+    host.counters.count_dropped(dropped.len());
     if !DROPPED_LOG_BUDGET.allow() {
         return;
     }
@@ -79,7 +98,7 @@ pub(super) fn log_dropped(entry: &Entry, dropped: &[Dropped]) {
     }
     for dropped in dropped.iter().take(MAX_DROPPED_LOGGED) {
         tracing::warn!(
-            host = %entry.origin,
+            host = %host.name,
             list = dropped.list.key(),
             entry = ?dropped.entry,
             reason = %dropped.reason,
@@ -88,7 +107,7 @@ pub(super) fn log_dropped(entry: &Entry, dropped: &[Dropped]) {
     }
     if dropped.len() > MAX_DROPPED_LOGGED {
         tracing::warn!(
-            host = %entry.origin,
+            host = %host.name,
             more = dropped.len() - MAX_DROPPED_LOGGED,
             "dropped more CSP sources than are logged one by one"
         );

@@ -1,20 +1,17 @@
-//! What a page's view policy is, as far as its host entry honours the query: the declared one;
-//! for a host that signs its policies, only with a valid signature; for a host that writes its
-//! views' policies itself, none but the spec's default, kept for the relay.
+//! Signed policies as the service honours them: a host entry's keys, what a page's signature
+//! was found to be, and the verdict the `headers` command prints. Which policy a page gets is
+//! `render::decide`'s.
 
-use crate::csp::ViewPolicy;
 use crate::page_query::{PageQuery, QueryError};
 use crate::signing::{PolicyKeys, SignatureRefusal, Signed};
-
-use super::Entry;
 
 /// A host entry's signing keys. SECURITY: a signature must be verified over the name the page
 /// is served on (a per-server label included), never the entry's: signed for the entry's name,
 /// one URL got its policy on every label, so a view on one server's origin could load another
 /// server's signed policy and reach that server's domains.
-#[derive(Debug)]
-pub(super) struct Signing {
-    pub(super) keys: PolicyKeys,
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Signing<'h> {
+    pub(super) keys: &'h PolicyKeys,
     /// Seconds a signed URL may still be valid for (`policy_max_lifetime`).
     pub(super) max_lifetime: u64,
 }
@@ -48,7 +45,7 @@ pub(super) enum Signature {
     Refused(SignatureRefusal),
 }
 
-impl Signing {
+impl Signing<'_> {
     pub(super) fn verify(
         &self,
         served_as: &str,
@@ -68,33 +65,4 @@ impl Signing {
             Err(refused) => PolicyVerdict::Refused(refused),
         }
     }
-}
-
-/// The view policy of a page of `entry` served as `served_as` (its route key) for `query`, at
-/// `now`, and what its signature was found to be.
-pub(super) fn decide(
-    entry: &Entry,
-    served_as: &str,
-    query: &PageQuery,
-    now: u64,
-) -> Result<(ViewPolicy, Signature), QueryError> {
-    if entry.host_policy {
-        // `?csp=` is not this host's way: its views carry their own policy.
-        return Ok((
-            ViewPolicy::spec_default(&entry.opt_ins),
-            Signature::NotChecked,
-        ));
-    }
-    let signature = match &entry.signing {
-        None => Signature::NotChecked,
-        Some(signing) => match signing.verify(served_as, query, now) {
-            Ok(None) => Signature::NotChecked,
-            Ok(Some(signed)) => Signature::Valid(signed),
-            Err(refused) => Signature::Refused(refused),
-        },
-    };
-    if let Signature::Refused(_) = signature {
-        return Ok((ViewPolicy::spec_default(&entry.opt_ins), signature));
-    }
-    Ok((query.view_policy(&entry.opt_ins)?, signature))
 }

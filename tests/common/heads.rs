@@ -93,8 +93,8 @@ pub fn check_heads(input: &[u8], cuts: &[usize], limits: HeadLimits) {
 fn reader_outcomes(scanner: &HeadScanner) -> Vec<Outcome> {
     let mut out = scanner.pending();
     let mut outcomes = Vec::new();
-    let refusal_request = scanner.refusal().map(refusal_request);
-    if let Some(request) = &refusal_request {
+    if scanner.refusal().is_some() {
+        let request = REFUSAL_REQUEST;
         out = out
             .strip_suffix(request.as_bytes())
             .unwrap_or_else(|| panic!("a refusal ends what the reader passes: {out:?}"));
@@ -120,16 +120,9 @@ fn reader_outcomes(scanner: &HeadScanner) -> Vec<Outcome> {
     outcomes
 }
 
-fn refusal_request(refusal: Refusal) -> String {
-    let token = match refusal {
-        Refusal::FieldsTooLarge => "fields-too-large",
-        Refusal::TargetTooLong => "target-too-long",
-        Refusal::Malformed => "malformed",
-        Refusal::Body => "body",
-        Refusal::ReportTooLarge => "report-too-large",
-    };
-    format!("GET / HTTP/1.1\r\nx-mcp-sandbox-proxy-refused: {token}\r\nconnection: close\r\n\r\n")
-}
+/// What the reader hands hyper in a refused head's place, whatever the refusal: the refusal
+/// itself travels beside it, typed (see `limits`).
+const REFUSAL_REQUEST: &str = "GET / HTTP/1.1\r\nconnection: close\r\n\r\n";
 
 fn head_of(request: &httparse::Request<'_, '_>) -> Head {
     Head {

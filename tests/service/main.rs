@@ -6,7 +6,7 @@ mod common;
 use common::page::{body, csp_headers, futures_body, page_config};
 use common::{TWO_HOSTS, config, csp_query, two_hosts_with};
 use http::{Method, Request, Response, StatusCode, header};
-use mcp_sandbox_proxy::{Body, Config, Service, Transport, UPGRADE_PARAMETER};
+use mcp_sandbox_proxy::{Body, Config, Refusal, Service, Transport, UPGRADE_PARAMETER};
 
 mod caching;
 mod embedders;

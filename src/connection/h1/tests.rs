@@ -25,7 +25,7 @@ use crate::body::Body;
 use crate::config::Limits;
 use crate::io::activity::Activity;
 use crate::io::deadline::{Deadlined, Deadlines};
-use crate::limits::{MAX_REPORT_BODY, REFUSAL_FIELD, REPORT_PATH};
+use crate::limits::{MAX_REPORT_BODY, REPORT_PATH};
 
 /// Streams tried; each runs for a few virtual seconds.
 const CASES: u64 = 2000;
@@ -178,7 +178,7 @@ async fn serve_one(seed: u64, stream: &[u8]) -> (Vec<String>, String) {
     let service = {
         let given = given.clone();
         service_fn(move |req: Request<Incoming>| {
-            let refused = req.headers().contains_key(REFUSAL_FIELD);
+            let refused = counted.request_arrived().is_some();
             if !refused {
                 let target = req.uri().path_and_query().map(|t| t.to_string());
                 given.lock().unwrap().push(target.unwrap_or_default());

@@ -13,7 +13,8 @@
 //!   `400`) and the other fields are charged to their own budgets before a byte is kept;
 //! - a complete head is checked by every rule hyper applies (`check`); one hyper would refuse,
 //!   one over a limit, and one that announces a body (the page takes none) is replaced by a
-//!   refusal request naming the reason (with `connection: close`, see `limits`).
+//!   plain request (with `connection: close`, see `limits`), and the connection's [`Activity`]
+//!   learns which request that is and why (`Activity::head_refused`).
 //!
 //! A head over a limit is read to its end, unkept, before the refusal is handed on, and what
 //! the client sends after it is read and dropped: closing a socket with unread bytes resets
@@ -83,6 +84,10 @@ impl<S> HeadFilter<S> {
         if begun != self.heads_told {
             self.activity.heads_begun(begun);
             self.heads_told = begun;
+        }
+        if let Some(refusal) = self.scanner.refusal() {
+            self.activity
+                .head_refused(self.scanner.heads_handed(), refusal);
         }
     }
 }

@@ -113,6 +113,8 @@ pub struct HeadScanner {
     /// Bytes dropped while past a limit.
     discarded: usize,
     heads_begun: u64,
+    /// Heads handed on to hyper (a refusal request in a refused head's place included).
+    heads_handed: u64,
     work: u64,
     /// Where the requests in what hyper reads start.
     starts: RequestStarts,
@@ -134,6 +136,7 @@ impl HeadScanner {
             refusal: None,
             discarded: 0,
             heads_begun: 0,
+            heads_handed: 0,
             work: 0,
             starts: RequestStarts::default(),
         }
@@ -208,6 +211,12 @@ impl HeadScanner {
     /// Why the connection's last head was refused, once one was.
     pub fn refusal(&self) -> Option<Refusal> {
         self.refusal
+    }
+
+    /// Heads handed on to hyper so far, a refusal request included: hyper reads them in this
+    /// order, so the refused head is the request numbered this when its refusal is set.
+    pub fn heads_handed(&self) -> u64 {
+        self.heads_handed
     }
 
     /// Heads whose first byte has arrived, counted from the connection's start.
@@ -465,6 +474,7 @@ impl HeadScanner {
 
     /// Hands a checked head on to hyper.
     fn pass_on(&mut self, head: Vec<u8>) {
+        self.heads_handed += 1;
         self.starts.head(head.len());
         if self.pending().is_empty() {
             // The head's own allocation becomes what hyper reads: no copy.
@@ -481,9 +491,9 @@ impl HeadScanner {
         }
         self.refusal = Some(refusal);
         self.head = Vec::new();
-        let request = refusal.request();
-        self.starts.head(request.len());
-        self.out.extend_from_slice(request.as_bytes());
+        self.heads_handed += 1;
+        self.starts.head(Refusal::REQUEST.len());
+        self.out.extend_from_slice(Refusal::REQUEST.as_bytes());
     }
 }
 
