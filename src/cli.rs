@@ -447,7 +447,9 @@ fn request_target(args: &HeadersArgs, service: &Service) -> Result<Target, Strin
         query.append_pair(crate::page_query::CSP_PARAMETER, csp);
         if args.sign {
             let expires = crate::signing::unix_now().saturating_add(args.expires_in);
-            let signature = service.sign_policy(&authority, csp, expires)?;
+            let signature = service
+                .sign_policy(&authority, csp, expires)
+                .map_err(|no_signer| no_signer.to_string())?;
             query.append_pair(crate::page_query::EXPIRES_PARAMETER, &expires.to_string());
             query.append_pair(crate::page_query::SIGNATURE_PARAMETER, &signature);
         }

@@ -12,25 +12,36 @@ use crate::page_query::EMBEDDER_PARAMETER;
 /// and one more target the relay says ready to.
 const MAX_EMBEDDERS: usize = 16;
 
+/// Why a list of origins and patterns is no entry's `origin`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OriginListError {
+    /// No origin at all.
+    #[error("must name at least one origin")]
+    Empty,
+    /// More than [`MAX_EMBEDDERS`].
+    #[error("lists {0} origins: at most {MAX_EMBEDDERS} may frame one sandbox")]
+    TooMany(usize),
+    /// One of them twice.
+    #[error("lists \"{0}\" twice")]
+    Twice(Embedder),
+}
+
 /// An entry's `origin`: one or more distinct origins and patterns, in the order configured.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Embedders(Vec<Embedder>);
 
 impl Embedders {
     /// An entry's origins and patterns: at least one, at most [`MAX_EMBEDDERS`], none twice.
-    pub(crate) fn new(listed: Vec<Embedder>) -> Result<Self, String> {
+    pub(crate) fn new(listed: Vec<Embedder>) -> Result<Self, OriginListError> {
         if listed.is_empty() {
-            return Err("must name at least one origin".to_owned());
+            return Err(OriginListError::Empty);
         }
         if listed.len() > MAX_EMBEDDERS {
-            return Err(format!(
-                "lists {} origins: at most {MAX_EMBEDDERS} may frame one sandbox",
-                listed.len()
-            ));
+            return Err(OriginListError::TooMany(listed.len()));
         }
         for (i, embedder) in listed.iter().enumerate() {
             if listed[..i].contains(embedder) {
-                return Err(format!("lists \"{embedder}\" twice"));
+                return Err(OriginListError::Twice(embedder.clone()));
             }
         }
         Ok(Embedders(listed))
@@ -227,13 +238,13 @@ mod tests {
             .map(|raw| raw.parse().unwrap())
             .collect();
         assert_eq!(
-            Embedders::new(twice).unwrap_err(),
+            Embedders::new(twice).unwrap_err().to_string(),
             "lists \"http://localhost:6274\" twice"
         );
-        assert!(Embedders::new(Vec::new()).is_err());
+        assert_eq!(Embedders::new(Vec::new()), Err(OriginListError::Empty));
         let many = (1..=17)
             .map(|port| format!("http://localhost:{port}").parse().unwrap())
             .collect();
-        assert!(Embedders::new(many).unwrap_err().contains("at most 16"));
+        assert_eq!(Embedders::new(many), Err(OriginListError::TooMany(17)));
     }
 }

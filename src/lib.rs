@@ -67,19 +67,19 @@ pub use csp::{
     DEFAULT_POLICY, DeclarationError, Declared, DomainList, DropReason, HostSource, OptIn, OptIns,
     ViewPolicy,
 };
-pub use embedders::{EmbedderError, Embedders};
+pub use embedders::{EmbedderError, Embedders, OriginListError};
 pub use limits::{MAX_REPORT_BODY, REPORT_PATH};
 pub use metrics::Metrics;
-pub use page_paths::{PagePath, PagePaths};
+pub use page_paths::{PagePath, PagePaths, PathListError};
 pub use page_query::{
     CSP_PARAMETER, EMBEDDER_PARAMETER, EXPIRES_PARAMETER, PageQuery, QueryError,
     SIGNATURE_PARAMETER, UPGRADE_PARAMETER, policy_for_query,
 };
 pub use reports::{MalformedReport, read_report};
-pub use sandbox::{SandboxToken, ViewSandbox};
+pub use sandbox::{NoScripts, SandboxToken, ViewSandbox};
 pub use server::{ServeError, Server};
-pub use service::{PolicyVerdict, Service, Transport};
-pub use signing::{Malformation, PolicyKey, PolicyKeys, SignatureRefusal};
+pub use service::{NoSigner, PolicyVerdict, Service, Transport};
+pub use signing::{KeyListError, Malformation, PolicyKey, PolicyKeys, SignatureRefusal};
 pub use telemetry::{LogFormat, init as init_logging};
 
 /// The HTTP/1 head reader's scanner and its limits, for the property tests and the `heads`

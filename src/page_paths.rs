@@ -9,6 +9,20 @@ const MAX_PATHS: usize = 16;
 /// A path longer than this is no sandbox URL anyone writes.
 const MAX_PATH_BYTES: usize = 200;
 
+/// Why a list of paths is no entry's `page_paths`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PathListError {
+    /// No path at all.
+    #[error("must hold a path, like [\"/\", \"/sandbox.html\"]")]
+    Empty,
+    /// More than `MAX_PATHS`.
+    #[error("holds {0} paths: at most {MAX_PATHS}")]
+    TooMany(usize),
+    /// One of them twice.
+    #[error("names {0:?} twice")]
+    Twice(String),
+}
+
 /// One path of the page, as a request's path must equal it (case-sensitive, no query).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PagePath(String);
@@ -75,16 +89,16 @@ impl Default for PagePaths {
 
 impl PagePaths {
     /// One to `MAX_PATHS` paths, each once.
-    pub fn new(paths: Vec<PagePath>) -> Result<Self, String> {
+    pub fn new(paths: Vec<PagePath>) -> Result<Self, PathListError> {
         if paths.is_empty() {
-            return Err("must hold a path, like [\"/\", \"/sandbox.html\"]".to_owned());
+            return Err(PathListError::Empty);
         }
         if paths.len() > MAX_PATHS {
-            return Err(format!("holds {} paths: at most {MAX_PATHS}", paths.len()));
+            return Err(PathListError::TooMany(paths.len()));
         }
         for (i, path) in paths.iter().enumerate() {
             if paths[..i].contains(path) {
-                return Err(format!("names {:?} twice", path.0));
+                return Err(PathListError::Twice(path.0.clone()));
             }
         }
         Ok(PagePaths(paths))

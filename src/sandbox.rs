@@ -103,16 +103,18 @@ impl Default for ViewSandbox {
     }
 }
 
+/// A view sandbox without `allow-scripts`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("must hold \"allow-scripts\": a view without scripts cannot speak to its host")]
+pub struct NoScripts;
+
 impl ViewSandbox {
     /// A set of tokens; it must hold `allow-scripts`, without which a view cannot speak to its
     /// host at all.
-    pub fn new(tokens: impl IntoIterator<Item = SandboxToken>) -> Result<Self, String> {
+    pub fn new(tokens: impl IntoIterator<Item = SandboxToken>) -> Result<Self, NoScripts> {
         let tokens: BTreeSet<SandboxToken> = tokens.into_iter().collect();
         if !tokens.contains(&SandboxToken::Scripts) {
-            return Err(
-                "must hold \"allow-scripts\": a view without scripts cannot speak to its host"
-                    .to_owned(),
-            );
+            return Err(NoScripts);
         }
         Ok(ViewSandbox(tokens))
     }

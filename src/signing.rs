@@ -121,24 +121,51 @@ impl fmt::Debug for PolicyKey {
     }
 }
 
+/// Why a list of keys is no entry's `policy_keys`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KeyListError {
+    /// No key at all.
+    #[error(
+        "must hold a key (\"env:NAME\", or 64 hex digits: openssl rand -hex 32); leave the key out for unsigned policies"
+    )]
+    Empty,
+    /// The same key twice, from these two sources (never the key itself).
+    #[error(
+        "lists the same key twice ({0} and {1}): a rotation holds the current key and the one before it"
+    )]
+    SameTwice(String, String),
+    /// More than `MAX_KEYS`.
+    #[error("holds {0} keys: at most {MAX_KEYS}, the current one and the one before it")]
+    TooMany(usize),
+}
+
+/// Why a key's hex is no key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+enum KeyBytesError {
+    #[error("is not hex (0-9, a-f, an even count)")]
+    NotHex,
+    #[error("holds {0} bytes: at least {MIN_KEY_BYTES} (64 hex digits: openssl rand -hex 32)")]
+    TooShort(usize),
+    #[error("holds {0} bytes: at most {MAX_KEY_BYTES}")]
+    TooLong(usize),
+}
+
 /// A host's signing keys: one, or two while they rotate. Any of them verifies; the first signs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PolicyKeys(Vec<PolicyKey>);
 
 impl PolicyKeys {
-    pub(crate) fn new(keys: Vec<PolicyKey>) -> Result<Self, String> {
+    pub(crate) fn new(keys: Vec<PolicyKey>) -> Result<Self, KeyListError> {
         match keys.len() {
-            0 => Err("must hold a key (\"env:NAME\", or 64 hex digits: openssl rand -hex 32); leave the key out for unsigned policies".into()),
+            0 => Err(KeyListError::Empty),
             // A rotation that lists the new key where the old one should be (or one variable
             // twice) would leave no key to rotate to: say so rather than verify with one.
-            2 if keys[0].bytes == keys[1].bytes => Err(format!(
-                "lists the same key twice ({} and {}): a rotation holds the current key and the one before it",
-                keys[0].source, keys[1].source
+            2 if keys[0].bytes == keys[1].bytes => Err(KeyListError::SameTwice(
+                keys[0].source.to_string(),
+                keys[1].source.to_string(),
             )),
             1..=MAX_KEYS => Ok(PolicyKeys(keys)),
-            n => Err(format!(
-                "holds {n} keys: at most {MAX_KEYS}, the current one and the one before it"
-            )),
+            n => Err(KeyListError::TooMany(n)),
         }
     }
 
@@ -349,19 +376,13 @@ fn parse_signature(raw: &str) -> Option<Vec<u8>> {
     from_hex(raw)
 }
 
-fn key_bytes(hex: &str) -> Result<Vec<u8>, String> {
-    let bytes = from_hex(hex).ok_or("is not hex (0-9, a-f, an even count)")?;
+fn key_bytes(hex: &str) -> Result<Vec<u8>, KeyBytesError> {
+    let bytes = from_hex(hex).ok_or(KeyBytesError::NotHex)?;
     if bytes.len() < MIN_KEY_BYTES {
-        return Err(format!(
-            "holds {} bytes: at least {MIN_KEY_BYTES} (64 hex digits: openssl rand -hex 32)",
-            bytes.len()
-        ));
+        return Err(KeyBytesError::TooShort(bytes.len()));
     }
     if bytes.len() > MAX_KEY_BYTES {
-        return Err(format!(
-            "holds {} bytes: at most {MAX_KEY_BYTES}",
-            bytes.len()
-        ));
+        return Err(KeyBytesError::TooLong(bytes.len()));
     }
     Ok(bytes)
 }

@@ -273,7 +273,8 @@ pub(super) fn view_sandbox_default(
 fn origins(w: &mut Walker<'_>, value: &Value<'_>, key: &str) -> Option<Embedders> {
     if let DeValue::String(raw) = value.get_ref() {
         let one = raw.parse::<ListedEmbedder>();
-        return match one.and_then(|one| Embedders::new(vec![one.0])) {
+        let listed = one.and_then(|one| Embedders::new(vec![one.0]).map_err(|e| e.to_string()));
+        return match listed {
             Ok(embedders) => Some(embedders),
             Err(message) => {
                 w.error_at(value, key, message);

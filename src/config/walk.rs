@@ -307,18 +307,18 @@ impl<'a> Walker<'a> {
     }
 
     /// A list of names, each parsed, then made into one value by a rule over them all.
-    pub(super) fn names_into<T: FromStr<Err = String>, S>(
+    pub(super) fn names_into<T: FromStr<Err = String>, S, E: std::fmt::Display>(
         &mut self,
         value: &Value<'_>,
         key: &str,
         what: &str,
-        build: impl FnOnce(Vec<T>) -> Result<S, String>,
+        build: impl FnOnce(Vec<T>) -> Result<S, E>,
     ) -> Option<S> {
         let names = self.names::<T>(value, key, what)?;
         match build(names) {
             Ok(built) => Some(built),
-            Err(message) => {
-                self.error_at(value, key, message);
+            Err(problem) => {
+                self.error_at(value, key, problem.to_string());
                 None
             }
         }

@@ -137,7 +137,12 @@ impl Service {
 
     /// The signature the host entry serving `authority` gives `csp` until `expires` (Unix
     /// seconds), with its first key: what `headers --sign` puts in the URL.
-    pub fn sign_policy(&self, authority: &str, csp: &str, expires: u64) -> Result<String, String> {
+    pub fn sign_policy(
+        &self,
+        authority: &str,
+        csp: &str,
+        expires: u64,
+    ) -> Result<String, NoSigner> {
         let signing = self.signing_for(authority)?;
         let served_as = route_key(authority, self.default_port);
         Ok(signing.keys.sign(&served_as, expires, csp))
@@ -158,16 +163,25 @@ impl Service {
         }
     }
 
-    fn signing_for(&self, authority: &str) -> Result<Signing<'_>, String> {
+    fn signing_for(&self, authority: &str) -> Result<Signing<'_>, NoSigner> {
         let index = self
             .host_index(authority)
-            .ok_or_else(|| format!("no host entry serves {authority:?}"))?;
-        self.hosts[index].signing().ok_or_else(|| {
-            format!(
-                "the host entry serving {authority:?} does not sign its policies (no policy_keys)"
-            )
-        })
+            .ok_or_else(|| NoSigner::NoHost(authority.to_owned()))?;
+        self.hosts[index]
+            .signing()
+            .ok_or_else(|| NoSigner::Unsigned(authority.to_owned()))
     }
+}
+
+/// Why no policy can be signed for a name.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NoSigner {
+    /// No host entry serves it.
+    #[error("no host entry serves {0:?}")]
+    NoHost(String),
+    /// Its host entry does not sign.
+    #[error("the host entry serving {0:?} does not sign its policies (no policy_keys)")]
+    Unsigned(String),
 }
 
 fn hsts_value(max_age: Duration) -> HeaderValue {
