@@ -20,7 +20,7 @@ import { createServer as createTimeServer } from '@modelcontextprotocol/server-b
 import * as z from 'zod';
 import {
   serviceFixture, chatHost, CHAT_NAMES, startServer, startTlsServer, makeCertificate, tempDir,
-  bundleAiSdkHost, javascript, probeView, jsonApi,
+  bundleAiSdkHost, javascript, probeView, jsonApi, freshPage,
 } from './harness.mjs';
 import { selectedEngines, until, consoleKnown } from './engines.mjs';
 
@@ -159,11 +159,7 @@ for (const engine of selectedEngines()) describe(`the Vercel AI SDK's MCPAppRend
 
   async function chat(t, name, { tool, sandbox = {}, allowedTools = [], cspInUrl = false }) {
     cases.set(name, { tool, allowedTools, cspInUrl, sandbox: { url: sandboxUrl(), ...sandbox } });
-    const page = await fx.browser.newPage();
-    t.after(async () => {
-      if (t.passed === false) t.diagnostic(page.console.join('\n'));
-      await page.close();
-    });
+    const page = await freshPage(fx.browser, t);
     await page.goto(`${fx.hostOrigin}/chat?case=${encodeURIComponent(name)}`);
     return page;
   }

@@ -10,8 +10,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import {
-  startProxy, startServer, freePort, html, launchChromium, freshPage, tempDir, RAW_HOST,
+  startProxy, startServer, freePort, html, freshPage, tempDir, RAW_HOST,
 } from './harness.mjs';
+import { launch } from './engines.mjs';
 
 const T = { timeout: 30_000 };
 const QUERY = `csp=${encodeURIComponent(JSON.stringify({ connectDomains: ['https://api.example.com'] }))}`;
@@ -102,7 +103,7 @@ origin = "${origin('cdn')}"
 sandbox = "cdn.localhost:${cdnPort}"
 `);
     cdn = await startCdn(cdnPort, proxyPort);
-    browser = await launchChromium();
+    browser = await launch('chromium');
   });
 
   after(async () => {
@@ -122,7 +123,7 @@ sandbox = "cdn.localhost:${cdnPort}"
 
   /** Mounts the proxy page twice in one host page, the second after removing the first. */
   async function mountTwice(t, name, sandbox) {
-    const { page } = await freshPage(browser, t);
+    const page = await freshPage(browser, t);
     await page.goto(`${origin(name)}/raw`);
     const proxyUrl = `http://${sandbox}/?${QUERY}`;
     await page.evaluate((url) => window.mountProxy({ proxyUrl: url }), proxyUrl);
@@ -166,12 +167,13 @@ sandbox = "cdn.localhost:${cdnPort}"
 
   it('a page served from the CDN cache still refuses an unlisted framer', T, async (t) => {
     const proxyUrl = `http://cdn.localhost:${cdnPort}/?${QUERY}`;
-    const { page } = await freshPage(browser, t);
+    const page = await freshPage(browser, t);
     await page.goto(`${origin('cdn')}/raw`);
     await page.evaluate((url) => window.mountProxy({ proxyUrl: url }), proxyUrl);
     const before = await served('cdn');
     // Another origin on the same host server: not the one this sandbox serves.
-    const { page: evil, console } = await freshPage(browser, t);
+    const evil = await freshPage(browser, t);
+    const { console } = evil;
     await evil.goto(`${origin('evil')}/raw`);
     await evil.evaluate((url) => { window.mountProxy({ proxyUrl: url }); }, proxyUrl);
     // Bounded by the test's timeout: a page that framing did not stop never logs the refusal.

@@ -4,9 +4,9 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  startTlsProxy, startServer, freePort, html, launchChromium, launchFirefox, freshPage,
-  RAW_HOST, view, report,
+  startTlsProxy, startServer, freePort, html, freshPage, RAW_HOST, view, report,
 } from './harness.mjs';
+import { launch } from './engines.mjs';
 
 const T = { timeout: 30_000 };
 
@@ -39,7 +39,7 @@ describe('cookies planted by one server\'s view (Chromium)', () => {
     let cert;
     ({ proxy, cert } = await startTlsProxy({ hostOrigin, port: proxyPort, perServer: true }));
     server = await startServer({ '/raw': html(RAW_HOST) }, hostPort);
-    browser = await launchChromium({ spki: [cert.spki] });
+    browser = await launch('chromium', { spki: [cert.spki] });
   });
 
   after(async () => {
@@ -51,10 +51,11 @@ describe('cookies planted by one server\'s view (Chromium)', () => {
 
 
   it("another server's next view loads, and reads none of them", T, async (t) => {
-    const { page, console } = await freshPage(browser, t);
+    const page = await freshPage(browser, t);
+    const { console } = page;
     const answers = [];
     // allHeaders(): headers() leaves out security-related ones such as Clear-Site-Data.
-    page.on('response', (r) => answers.push({ url: r.url(), status: r.status(), headers: r.allHeaders() }));
+    page.raw.on('response', (r) => answers.push({ url: r.url(), status: r.status(), headers: r.allHeaders() }));
     await page.goto(`${hostOrigin}/raw`);
 
     const serverA = `https://server-a.chat.sandbox.test:${proxyPort}/sandbox.html`;
@@ -92,9 +93,7 @@ describe('cookies planted by one server\'s view (Firefox)', () => {
     hostOrigin = `http://host.localhost:${hostPort}`;
     ({ proxy } = await startTlsProxy({ hostOrigin, port: proxyPort, perServer: true }));
     server = await startServer({ '/raw': html(RAW_HOST) }, hostPort);
-    browser = await launchFirefox({
-      names: ['host.localhost', 'server-a.chat.sandbox.test', 'server-b.chat.sandbox.test'],
-    });
+    browser = await launch('firefox');
   });
 
   after(async () => {
@@ -105,36 +104,23 @@ describe('cookies planted by one server\'s view (Firefox)', () => {
 
   /** The host page in a new Firefox page, closed after `t`; its console is printed if `t` failed. */
   async function hostPage(t) {
-    const page = await browser.newPage();
-    const console = [];
-    page.on('console', (m) => console.push(`${m.type()}: ${m.text()}`));
-    t.after(async () => {
-      if (t.passed === false) t.diagnostic(console.join('\n'));
-      await page.close();
-    });
+    const page = await freshPage(browser, t);
     await page.goto(`${hostOrigin}/raw`);
-    return { page, console };
-  }
-
-  /** The value a test view reported under `key` (puppeteer's waitForFunction takes options first). */
-  async function reported(page, key) {
-    const handle = await page.waitForFunction((k) => window.received.find(
-      (m) => m.data && m.data.method === 'test/report' && m.data.params.key === k), { timeout: 10_000 }, key);
-    return (await handle.jsonValue()).data.params.value;
+    return { page, console: page.console };
   }
 
   it("another server's next view reads none of them", T, async (t) => {
     const { page, console } = await hostPage(t);
     await mount(page, `https://server-a.chat.sandbox.test:${proxyPort}/sandbox.html`);
     await page.evaluate((h) => window.sendResource({ html: h }), view(PLANT));
-    assert.ok(await reported(page, 'planted') > 8000, 'the flood was planted');
+    assert.ok(await report(page, 'planted') > 8000, 'the flood was planted');
     await page.evaluate(() => {
       document.getElementById('proxy').remove();
       window.received = [];
     });
     await mount(page, `https://server-b.chat.sandbox.test:${proxyPort}/sandbox.html`);
     await page.evaluate((h) => window.sendResource({ html: h }), view("report('cookies', document.cookie)"));
-    assert.equal(await reported(page, 'cookies'), '', "server A's cookies are not readable");
+    assert.equal(await report(page, 'cookies'), '', "server A's cookies are not readable");
     assert.ok(console.some((m) => m.includes('cleared') && m.includes('cookie(s) a view had set')),
       console.join('\n'));
   });
@@ -148,7 +134,7 @@ for (let i = 0; i < 100; i++) {
   document.cookie = 'big' + i + '=' + 'x'.repeat(4000) + '; Domain=chat.sandbox.test; Path=/; Secure; SameSite=None';
 }
 report('planted', document.cookie.length);`));
-    assert.ok(await reported(page, 'planted') > 300_000, 'the flood was planted');
+    assert.ok(await report(page, 'planted') > 300_000, 'the flood was planted');
     // The host closes that view: its frame is removed.
     await page.evaluate(() => {
       document.getElementById('proxy').remove();
@@ -156,6 +142,6 @@ report('planted', document.cookie.length);`));
     });
     await mount(page, `https://server-b.chat.sandbox.test:${proxyPort}/sandbox.html`);
     await page.evaluate((h) => window.sendResource({ html: h }), view("report('cookies', document.cookie)"));
-    assert.equal(await reported(page, 'cookies'), '');
+    assert.equal(await report(page, 'cookies'), '');
   });
 });

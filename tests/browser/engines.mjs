@@ -41,7 +41,7 @@ export function consoleKnown(engine) {
   return engine !== 'webkit';
 }
 
-export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const FIREFOX = process.env.FIREFOX || '/usr/bin/firefox-esr';
 const WEBKIT_DRIVER = process.env.WEBKIT_DRIVER || '/usr/bin/WebKitWebDriver';
 const MINIBROWSER = process.env.MINIBROWSER || '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
@@ -68,7 +68,7 @@ export async function launch(engine, { spki = [], webgl = false, storage = 'defa
  * one here would drop playwright-core's own list (which already holds HttpsUpgrades), storage
  * partitioning off among it, and with it the browser a host's users may run, where a
  * cross-site frame gets no storage. */
-export function chromiumArgs(spki = []) {
+function chromiumArgs(spki = []) {
   const args = [
     '--no-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update',
     '--disable-sync', '--disable-quic', '--disable-gpu',

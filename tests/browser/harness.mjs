@@ -1,7 +1,6 @@
 // Shared by the browser end-to-end tests: the service under test, loopback test servers,
-// certificates, the bundled SDK host. engines.mjs launches the three engines; the suites that
-// run in one engine launch Chromium or Firefox here. Everything binds 127.0.0.1 and is stopped
-// by the test that started it.
+// certificates, the bundled SDK host. engines.mjs launches the three engines, for every suite.
+// Everything binds 127.0.0.1 and is stopped by the test that started it.
 import { spawn, execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -12,11 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { build } from 'esbuild';
-import { chromium } from 'playwright-core';
-import puppeteer from 'puppeteer-core';
 import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { CHROMIUM, chromiumArgs, freePort, launch, until, hookConsole } from './engines.mjs';
+import { freePort, launch, until, hookConsole } from './engines.mjs';
 
 export { freePort };
 
@@ -375,11 +372,7 @@ export function sdkHostFixture(engine, trust, launchOptions = {}) {
  */
 export async function reportOnSdkHost(fx, t, name, config, timeout = 30_000) {
   const path = fx.hostServer.page(name, config);
-  const page = await fx.browser.newPage();
-  t.after(async () => {
-    if (t.passed === false) t.diagnostic(page.console.join('\n'));
-    await page.close();
-  });
+  const page = await freshPage(fx.browser, t);
   await page.goto(`${fx.hostOrigin}${path}`);
   const report = await until(async () => {
     const host = await page.evaluate(() => window.host);
@@ -419,47 +412,15 @@ export function exampleView(name) {
   return readFileSync(join(ROOT, 'node_modules', '@modelcontextprotocol', `server-basic-${name}`, 'dist', 'mcp-app.html'), 'utf8');
 }
 
-/** Headless Debian Chromium with a fresh profile (playwright makes one per launch): `*.test`
- * resolves to 127.0.0.1, and certificates with the `spki` hashes are trusted. */
-export async function launchChromium({ spki = [] } = {}) {
-  // playwright-core drives the given executable; it never downloads a browser of its own.
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: chromiumArgs(spki) });
-}
-
-/** A page in a fresh browser context, closed after test `t`; its console is printed if `t` failed. */
+/** A page of `browser` (see engines.mjs) with a fresh profile, closed after test `t`; its
+ * console is printed if `t` failed. The library's own page is at `page.raw`. */
 export async function freshPage(browser, t) {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const console = collectConsole(page);
+  const page = await browser.newPage();
   t.after(async () => {
-    if (t.passed === false) t.diagnostic(console.join('\n'));
-    await context.close();
+    if (t.passed === false) t.diagnostic(page.console.join('\n'));
+    await page.close();
   });
-  return { page, console };
-}
-
-/**
- * Headless Debian Firefox ESR over WebDriver BiDi (puppeteer-core never downloads a browser),
- * with a fresh profile: `names` resolve to loopback, and the test's self-signed certificates
- * are accepted (Firefox has no SPKI pin list).
- */
-export async function launchFirefox({ names = [] } = {}) {
-  return puppeteer.launch({
-    browser: 'firefox',
-    executablePath: process.env.FIREFOX || '/usr/bin/firefox-esr',
-    headless: true,
-    userDataDir: tempDir(),
-    acceptInsecureCerts: true,
-    extraPrefsFirefox: { 'network.dns.localDomains': names.join(',') },
-  });
-}
-
-/** Console messages of a page and all its frames, for assertions and for failure output. */
-export function collectConsole(page) {
-  const messages = [];
-  page.on('console', (m) => messages.push(`${m.type()}: ${m.text()}`));
-  page.on('pageerror', (e) => messages.push(`pageerror: ${e.message}`));
-  return messages;
+  return page;
 }
 
 // A host page without the SDK, so each test can send exactly what it wants.

@@ -4,7 +4,7 @@
 // the <meta> is the view's policy, and a view that came without one gets the spec's default.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { serviceFixture, startTlsServer, makeCertificate, tempDir, view, report, jsonApi } from './harness.mjs';
+import { serviceFixture, startTlsServer, makeCertificate, tempDir, view, report, jsonApi, freshPage } from './harness.mjs';
 import { selectedEngines } from './engines.mjs';
 
 const T = { timeout: 30_000 };
@@ -44,11 +44,7 @@ sandbox = "service.sandbox.test:${port}"
   /** What the view of `params` (its html, its sandbox) on the sandbox `name` reported under
    * `key` (by default what it fetched). */
   async function mounted(t, name, params, key = 'fetched') {
-    const page = await fx.browser.newPage();
-    t.after(async () => {
-      if (t.passed === false) t.diagnostic(page.console.join('\n'));
-      await page.close();
-    });
+    const page = await freshPage(fx.browser, t);
     await page.goto(`${fx.hostOrigin}/raw`);
     await page.evaluate((proxyUrl) => window.mountProxy({ proxyUrl }), fx.url(name));
     await page.evaluate((p) => window.sendResource(p), params);
