@@ -25,6 +25,7 @@ use rustls_pki_types::{CertificateDer, ServerName};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
+use super::error::AcmeError;
 use crate::config::SYSTEM_CA_BUNDLES;
 use crate::tls;
 
@@ -35,8 +36,14 @@ const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(30);
 /// kilobytes, so an answer larger than this is no answer of a CA's.
 const MAX_ANSWER_BYTES: usize = 256 * 1024;
 
+/// Why an exchange ended without its answer when the CA stalled ([`EXCHANGE_TIMEOUT`]).
+const STALLED: &str = "the ACME server did not answer in full within 30 s";
+
+/// Why an answer was refused for its size ([`MAX_ANSWER_BYTES`]).
+const TOO_LARGE: &str = "the ACME server's answer is larger than 256 KiB";
+
 /// The roots file in use: the configured one, or the first system bundle that exists.
-pub(crate) fn roots_file(configured: Option<&Path>) -> Result<PathBuf, String> {
+pub(crate) fn roots_file(configured: Option<&Path>) -> Result<PathBuf, AcmeError> {
     if let Some(path) = configured {
         return Ok(path.to_owned());
     }
@@ -44,27 +51,32 @@ pub(crate) fn roots_file(configured: Option<&Path>) -> Result<PathBuf, String> {
         .iter()
         .map(PathBuf::from)
         .find(|path| path.is_file())
-        .ok_or_else(|| {
-            format!(
-                "no CA bundle found ({}): set acme.ca_roots to the PEM roots the directory's certificate chains to",
-                SYSTEM_CA_BUNDLES.join(", ")
-            )
+        .ok_or(AcmeError::NoCaBundle {
+            searched: SYSTEM_CA_BUNDLES,
         })
 }
 
 /// The roots in a PEM file; every certificate in it is trusted.
-pub(crate) fn load_roots(path: &Path) -> Result<RootCertStore, String> {
-    let name = path.display();
-    let pem = std::fs::read(path).map_err(|e| format!("{name}: cannot read: {e}"))?;
+pub(crate) fn load_roots(path: &Path) -> Result<RootCertStore, AcmeError> {
+    let pem = std::fs::read(path).map_err(|source| AcmeError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
     let mut roots = RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(&pem) {
-        let cert = cert.map_err(|e| format!("{name}: not PEM certificates: {e}"))?;
-        roots
-            .add(cert)
-            .map_err(|e| format!("{name}: a certificate rustls cannot use as a root: {e}"))?;
+        let cert = cert.map_err(|source| AcmeError::RootsNotPem {
+            path: path.to_owned(),
+            source,
+        })?;
+        roots.add(cert).map_err(|source| AcmeError::UnusableRoot {
+            path: path.to_owned(),
+            source,
+        })?;
     }
     if roots.is_empty() {
-        return Err(format!("{name}: no PEM certificate in the file"));
+        return Err(AcmeError::NoRoots {
+            path: path.to_owned(),
+        });
     }
     Ok(roots)
 }
@@ -77,10 +89,10 @@ pub(crate) struct Client {
 }
 
 impl Client {
-    pub(crate) fn new(roots: RootCertStore) -> Result<Self, String> {
+    pub(crate) fn new(roots: RootCertStore) -> Result<Self, AcmeError> {
         let mut config = rustls::ClientConfig::builder_with_provider(tls::provider())
             .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
+            .map_err(AcmeError::TlsConfig)?
             .with_root_certificates(roots)
             .with_no_client_auth();
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
@@ -101,9 +113,7 @@ impl HttpClient for Client {
         Box::pin(async move {
             match tokio::time::timeout(deadline, send(connector, req)).await {
                 Ok(result) => result,
-                Err(_) => Err(Error::Str(
-                    "the ACME server did not answer in full within 30 s",
-                )),
+                Err(_) => Err(Error::Str(STALLED)),
             }
         })
     }
@@ -160,21 +170,20 @@ async fn send(
 /// The answer with its whole body, read now (within the exchange's deadline) and at most
 /// [`MAX_ANSWER_BYTES`] of it.
 async fn read_whole(response: http::Response<Incoming>) -> Result<BytesResponse, Error> {
-    const TOO_LARGE: Error = Error::Str("the ACME server's answer is larger than 256 KiB");
     let (parts, body) = response.into_parts();
     let announced = parts
         .headers
         .get(header::CONTENT_LENGTH)
         .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
     if announced.is_some_and(|length| length > MAX_ANSWER_BYTES as u64) {
-        return Err(TOO_LARGE);
+        return Err(Error::Str(TOO_LARGE));
     }
     let body = Limited::new(body, MAX_ANSWER_BYTES)
         .collect()
         .await
         .map_err(|e| {
             if e.is::<LengthLimitError>() {
-                TOO_LARGE
+                Error::Str(TOO_LARGE)
             } else {
                 Error::Other(e)
             }
@@ -259,7 +268,7 @@ mod tests {
     }
 
     /// One exchange with a scripted CA, its body read as the ACME code reads it.
-    async fn exchange(answer: Answer) -> Result<Bytes, String> {
+    async fn exchange(answer: Answer) -> Result<Bytes, Error> {
         let (port, roots) = scripted_ca(answer).await;
         let mut client = Client::new(roots).unwrap();
         client.deadline = Duration::from_secs(1);
@@ -268,8 +277,8 @@ mod tests {
             .unwrap();
         let bound = Duration::from_secs(10);
         let exchange = async {
-            let mut response = client.request(request).await.map_err(|e| e.to_string())?;
-            response.body.into_bytes().await.map_err(|e| e.to_string())
+            let mut response = client.request(request).await?;
+            response.body.into_bytes().await.map_err(Error::Other)
         };
         tokio::time::timeout(bound, exchange)
             .await
@@ -279,19 +288,19 @@ mod tests {
     #[tokio::test]
     async fn a_ca_that_stalls_after_the_head_fails_the_exchange_at_the_deadline() {
         let error = exchange(Answer::HeadThenSilence).await.unwrap_err();
-        assert!(error.contains("did not answer in full"), "{error}");
+        assert!(matches!(error, Error::Str(STALLED)), "{error}");
     }
 
     #[tokio::test]
     async fn an_answer_announced_over_the_cap_is_refused_unread() {
         let error = exchange(Answer::Announced8GiB).await.unwrap_err();
-        assert!(error.contains("larger than 256 KiB"), "{error}");
+        assert!(matches!(error, Error::Str(TOO_LARGE)), "{error}");
     }
 
     #[tokio::test]
     async fn an_answer_that_runs_over_the_cap_is_refused() {
         let error = exchange(Answer::EndlessChunks).await.unwrap_err();
-        assert!(error.contains("larger than 256 KiB"), "{error}");
+        assert!(matches!(error, Error::Str(TOO_LARGE)), "{error}");
     }
 
     #[tokio::test]

@@ -13,6 +13,7 @@
 
 mod challenges;
 mod client;
+mod error;
 mod http01;
 mod order;
 mod renewal;
@@ -32,6 +33,7 @@ use client::roots_file;
 use store::Readers;
 
 pub(crate) use challenges::Challenges;
+pub(crate) use error::AcmeError;
 pub(crate) use http01::answer as http01_answer;
 
 /// The task that keeps every name's certificate current.
@@ -92,7 +94,7 @@ impl Acme {
     fn after_order(
         &self,
         name: &AcmeName,
-        outcome: Result<order::Issued, String>,
+        outcome: Result<order::Issued, AcmeError>,
         failures: u32,
     ) -> Due {
         match outcome {
@@ -196,21 +198,25 @@ impl Acme {
         due
     }
 
-    async fn order(&self, account: &Account, name: &AcmeName) -> Result<order::Issued, String> {
+    async fn order(&self, account: &Account, name: &AcmeName) -> Result<order::Issued, AcmeError> {
         tracing::info!(name = %name, challenge = self.settings.challenge.name(), "ACME: ordering a certificate");
         order::issue(account, &self.settings, name, &self.challenges).await
     }
 
     /// The account, made ready the first time it is needed (see [`Acme::load_account`]).
-    async fn account<'a>(&self, account: &'a mut Option<Account>) -> Result<&'a Account, String> {
-        if account.is_none() {
-            *account = Some(self.load_account().await?);
-        }
-        account.as_ref().ok_or_else(|| "no ACME account".to_owned())
+    async fn account<'a>(
+        &self,
+        account: &'a mut Option<Account>,
+    ) -> Result<&'a Account, AcmeError> {
+        let ready = match account.take() {
+            Some(ready) => ready,
+            None => self.load_account().await?,
+        };
+        Ok(account.insert(ready))
     }
 
     /// The account from its credentials file, or a new one whose credentials are saved there.
-    async fn load_account(&self) -> Result<Account, String> {
+    async fn load_account(&self) -> Result<Account, AcmeError> {
         let roots_path = roots_file(self.settings.ca_roots.as_deref())?;
         let roots = client::load_roots(&roots_path)?;
         let http: Box<dyn instant_acme::HttpClient> = Box::new(client::Client::new(roots)?);
@@ -219,7 +225,7 @@ impl Acme {
             Some(credentials) => Account::builder_with_http(http)
                 .from_credentials(credentials)
                 .await
-                .map_err(|e| format!("restoring the ACME account: {e}")),
+                .map_err(AcmeError::RestoreAccount),
             None => {
                 let contact: Vec<&str> = self.settings.contact.iter().map(|c| c.as_str()).collect();
                 let new = NewAccount {
@@ -230,15 +236,18 @@ impl Acme {
                 let (account, credentials) = Account::builder_with_http(http)
                     .create(&new, self.settings.directory.clone(), None)
                     .await
-                    .map_err(|e| {
-                        format!(
-                            "creating an ACME account at {}: {e}",
-                            self.settings.directory
-                        )
+                    .map_err(|source| AcmeError::CreateAccount {
+                        directory: self.settings.directory.clone(),
+                        source,
                     })?;
-                let json = serde_json::to_vec_pretty(&credentials).map_err(|e| e.to_string())?;
-                store::write_atomically(path, &json, Readers::Owner)
-                    .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+                let json = serde_json::to_vec_pretty(&credentials)
+                    .map_err(AcmeError::EncodeCredentials)?;
+                store::write_atomically(path, &json, Readers::Owner).map_err(|source| {
+                    AcmeError::Write {
+                        path: path.clone(),
+                        source,
+                    }
+                })?;
                 tracing::info!(account = account.id(), file = %path.display(), "ACME: account created");
                 Ok(account)
             }
@@ -247,13 +256,21 @@ impl Acme {
 }
 
 /// The account's credentials from `path`; `None` when there is no such file yet.
-fn credentials(path: &std::path::Path) -> Result<Option<AccountCredentials>, String> {
+fn credentials(path: &std::path::Path) -> Result<Option<AccountCredentials>, AcmeError> {
     match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| format!("{}: not ACME account credentials: {e}", path.display())),
+        Ok(bytes) => {
+            serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|source| AcmeError::NotCredentials {
+                    path: path.to_owned(),
+                    source,
+                })
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("{}: cannot read: {e}", path.display())),
+        Err(source) => Err(AcmeError::Read {
+            path: path.to_owned(),
+            source,
+        }),
     }
 }
 
@@ -268,7 +285,7 @@ fn secs(d: Duration) -> i64 {
 /// What `check` says `[acme]` will do: the CA and its roots, the account, and for each name
 /// its certificate and renewal, or the order the first start makes. An error if the roots
 /// cannot be read, or the account's credentials are not credentials.
-pub(crate) fn plan(settings: &AcmeSettings) -> Result<Vec<String>, String> {
+pub(crate) fn plan(settings: &AcmeSettings) -> Result<Vec<String>, AcmeError> {
     let roots = roots_file(settings.ca_roots.as_deref())?;
     client::load_roots(&roots)?;
     let mut lines = vec![format!(

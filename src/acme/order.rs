@@ -13,6 +13,7 @@ use rustls::sign::CertifiedKey;
 use rustls_pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 
 use super::challenges::Challenges;
+use super::error::{AcmeError, OrderStep};
 use super::store::{self, Readers};
 use crate::config::{AcmeName, AcmeSettings, CertFiles, Challenge};
 use crate::tls;
@@ -35,13 +36,13 @@ pub(crate) async fn issue(
     settings: &AcmeSettings,
     name: &AcmeName,
     challenges: &Challenges,
-) -> Result<Issued, String> {
+) -> Result<Issued, AcmeError> {
     let challenge = settings.challenge;
     let identifiers = [Identifier::Dns(name.to_string())];
     let mut order = account
         .new_order(&NewOrder::new(&identifiers))
         .await
-        .map_err(|e| format!("the CA refused a new order: {e}"))?;
+        .map_err(OrderStep::NewOrder.failed())?;
     let mut tokens = Vec::new();
     let result = complete(&mut order, name, challenge, challenges, &mut tokens).await;
     challenges.close(name.as_str(), &tokens);
@@ -56,24 +57,25 @@ async fn complete(
     challenge: Challenge,
     challenges: &Challenges,
     tokens: &mut Vec<String>,
-) -> Result<(String, String), String> {
+) -> Result<(String, String), AcmeError> {
     let kind = match challenge {
         Challenge::TlsAlpn01 => ChallengeType::TlsAlpn01,
         Challenge::Http01 { .. } => ChallengeType::Http01,
     };
     let mut authorizations = order.authorizations();
     while let Some(authorization) = authorizations.next().await {
-        let mut authorization =
-            authorization.map_err(|e| format!("cannot read the order's authorization: {e}"))?;
+        let mut authorization = authorization.map_err(OrderStep::ReadAuthorization.failed())?;
         match authorization.status {
             // Reused from an earlier order: nothing to answer.
             AuthorizationStatus::Valid => continue,
             AuthorizationStatus::Pending => {}
-            other => return Err(format!("the CA's authorization is {other:?}")),
+            other => return Err(AcmeError::Authorization(other)),
         }
         let mut handle = authorization
             .challenge(kind.clone())
-            .ok_or_else(|| format!("the CA offers no {} challenge", challenge.name()))?;
+            .ok_or(AcmeError::NoChallenge {
+                challenge: challenge.name(),
+            })?;
         let key_authorization = handle.key_authorization();
         match challenge {
             Challenge::TlsAlpn01 => {
@@ -88,39 +90,34 @@ async fn complete(
         handle
             .set_ready()
             .await
-            .map_err(|e| format!("the CA did not take the challenge: {e}"))?;
+            .map_err(OrderStep::SetReady.failed())?;
     }
     let status = order
         .poll_ready(&CA_PATIENCE)
         .await
-        .map_err(|e| format!("waiting for the CA's check: {e}"))?;
+        .map_err(OrderStep::AwaitCheck.failed())?;
     if status != OrderStatus::Ready {
-        let problem = order
-            .state()
-            .error
-            .as_ref()
-            .map(|p| format!(": {p}"))
-            .unwrap_or_default();
-        return Err(format!(
-            "the CA's check of the {} challenge failed (order {status:?}){problem}",
-            challenge.name()
-        ));
+        return Err(AcmeError::CheckFailed {
+            challenge: challenge.name(),
+            status,
+            problem: order.state().error.clone().map(Box::new),
+        });
     }
     let key = order
         .finalize()
         .await
-        .map_err(|e| format!("finalizing the order: {e}"))?;
+        .map_err(OrderStep::Finalize.failed())?;
     let chain = order
         .poll_certificate(&CA_PATIENCE)
         .await
-        .map_err(|e| format!("fetching the certificate: {e}"))?;
+        .map_err(OrderStep::FetchCertificate.failed())?;
     Ok((chain, key))
 }
 
 /// The self-signed certificate a TLS-ALPN-01 check gets (RFC 8737): the name, and the key
 /// authorization's digest in a critical acmeIdentifier extension.
-fn validation_key(name: &AcmeName, digest: &[u8]) -> Result<Arc<CertifiedKey>, String> {
-    let failed = |e: rcgen::Error| format!("making the validation certificate: {e}");
+fn validation_key(name: &AcmeName, digest: &[u8]) -> Result<Arc<CertifiedKey>, AcmeError> {
+    let failed = AcmeError::ValidationCertificate;
     let key = rcgen::KeyPair::generate().map_err(failed)?;
     let mut params = rcgen::CertificateParams::new(vec![name.to_string()]).map_err(failed)?;
     params.custom_extensions = vec![rcgen::CustomExtension::new_acme_identifier(digest)];
@@ -129,7 +126,7 @@ fn validation_key(name: &AcmeName, digest: &[u8]) -> Result<Arc<CertifiedKey>, S
     let signing_key = tls::provider()
         .key_provider
         .load_private_key(key_der)
-        .map_err(|e| format!("loading the validation key: {e}"))?;
+        .map_err(AcmeError::ValidationKey)?;
     // Not `from_der`: its check that key and certificate match parses the certificate with
     // webpki, which refuses the critical acmeIdentifier extension this certificate exists for.
     Ok(Arc::new(CertifiedKey::new(
@@ -140,15 +137,18 @@ fn validation_key(name: &AcmeName, digest: &[u8]) -> Result<Arc<CertifiedKey>, S
 
 /// Checks what the CA sent, then writes the key before the chain: a reload that reads in
 /// between finds a key that does not match and keeps the old pair serving.
-fn save(name: &AcmeName, files: &CertFiles, chain: &str, key: &str) -> Result<Issued, String> {
+fn save(name: &AcmeName, files: &CertFiles, chain: &str, key: &str) -> Result<Issued, AcmeError> {
     // What a reload would refuse is never written: the files on disk stay ones that load.
     let leaf = tls::check_pair(files, chain.as_bytes(), key.as_bytes(), name.as_str())
-        .map_err(|e| format!("the CA's certificate cannot be served: {e}"))?;
-    let (not_before, not_after) =
-        tls::validity(&leaf).ok_or("the CA's certificate has no readable validity")?;
+        .map_err(|reason| AcmeError::Unservable { reason })?;
+    let (not_before, not_after) = tls::validity(&leaf).ok_or(AcmeError::NoValidity)?;
     let write = |path: &Path, bytes: &str, readers| {
-        store::write_atomically(path, bytes.as_bytes(), readers)
-            .map_err(|e| format!("{}: cannot write: {e}", path.display()))
+        store::write_atomically(path, bytes.as_bytes(), readers).map_err(|source| {
+            AcmeError::Write {
+                path: path.to_owned(),
+                source,
+            }
+        })
     };
     write(&files.key, key, Readers::Owner)?;
     write(&files.cert, chain, Readers::Anyone)?;
