@@ -38,6 +38,10 @@ var MAX_RELOADS = 2;
 // reloadForNewerName).
 var MAX_NAME_RELOADS = 2;
 var DEFAULT_SANDBOX = ['allow-scripts', 'allow-same-origin', 'allow-forms'];
+// Where the console's long guidance lives, once: docs/console.md, a section per message. A
+// message names what was wrong and ends with its section's link (see guide, 20-messages.js);
+// tests/relay/console.test.mjs holds the anchors and the sections to each other.
+var GUIDE = 'https://github.com/mcp-sandbox-proxy/mcp-sandbox-proxy/blob/main/docs/console.md#';
 // spec: permissions keys → Permissions Policy features of the inner frame's `allow`.
 var PERMISSION_FEATURES = {
   camera: 'camera',

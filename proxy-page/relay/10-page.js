@@ -39,8 +39,7 @@ function clearPlantedCookies() {
       });
     });
   });
-  console.warn('[sandbox] cleared ' + names.length + ' cookie(s) a view had set for this ' +
-    'sandbox name: views must not use cookies here (another server\'s view could read them)');
+  console.warn('[sandbox] cleared ' + names.length + ' cookie(s) a view had set.' + guide('cookies'));
 }
 
 // When the host removes this frame (or leaves), the view goes first, so that anything it does

@@ -7,7 +7,7 @@
 // the permissions as an `allow` string; MCP Inspector 2.x adds `src` for an app with an origin
 // of its own. A policy string is read into the four lists and then takes the object's path (the
 // service's grammar, the self-upgrade); an allow string stands for permissions when those are
-// absent. Whatever cannot be honoured is named once, with the fix.
+// absent. Whatever cannot be honoured is named once, with a link to the fix.
 
 // spec (CSP 3, "effective directive"): the directives a browser falls back to, in order, when
 // a policy lacks one; and the element forms a load obeys before its directive (a <script src>
@@ -48,16 +48,13 @@ function resourceParams(params) {
   } else if (params.csp !== undefined && params.csp !== null &&
     (typeof params.csp !== 'object' || Array.isArray(params.csp))) {
     console.warn('[sandbox] params.csp is ' + (Array.isArray(params.csp) ? 'an array' : 'a ' + typeof params.csp) +
-      ', neither the spec\'s object of domain lists nor a policy string: ignored, so the view gets ' +
-      'no declared domain. Send {connectDomains, resourceDomains, frameDomains, baseUriDomains}.');
+      ': ignored.' + guide('params-csp'));
     read.csp = undefined;
   }
   var noPermissions = params.permissions === undefined || params.permissions === null;
   if (noPermissions && typeof params.allow === 'string') read.permissions = permissionsFromAllow(params.allow);
   if (params.src !== undefined && params.src !== null) {
-    console.warn('[sandbox] params.src (' + String(params.src).slice(0, 200) + ') is ignored: this proxy ' +
-      'mounts params.html itself, on its own origin. An app that needs an origin of its own ' +
-      '(_meta.ui.domain) gets one as a per-server label of this sandbox (docs/hosts.md).');
+    console.warn('[sandbox] params.src (' + String(params.src).slice(0, 200) + ') is ignored.' + guide('params-src'));
   }
   return read;
 }
@@ -71,8 +68,7 @@ function cspFromPolicy(text) {
   if (!plainlyWritten(text, 'csp')) return undefined;
   var policies = text.split(',').map(parsePolicy).filter(function (policy) { return policy !== null; });
   if (!policies.length) {
-    console.warn('[sandbox] params.csp is a string with no CSP directive in it: ignored, so the view ' +
-      'gets no declared domain. Send the spec\'s object of domain lists, or a policy string.');
+    console.warn('[sandbox] params.csp is a string with no CSP directive in it: ignored.' + guide('params-csp'));
     return undefined;
   }
   var read = {};
@@ -147,8 +143,7 @@ function plainlyWritten(text, field) {
   if (odd === null) return true;
   var code = odd[0].codePointAt(0).toString(16).toUpperCase();
   console.warn('[sandbox] params.' + field + ' holds U+' + code.padStart(4, '0') + ' at ' + odd.index +
-    ', outside printable ASCII and its whitespace, which browsers read differently: ignored, so the view gets ' +
-    (field === 'csp' ? 'no declared domain' : 'no permission') + '. Write the string in ASCII.');
+    ', outside printable ASCII: ignored.' + guide('not-ascii'));
   return false;
 }
 
@@ -180,8 +175,8 @@ function permissionsFromAllow(text) {
     if (grants) permissions[key] = {};
   });
   if (unknown.length) {
-    console.warn('[sandbox] params.allow asks for ' + unknown.join(', ') + ': not one of the spec\'s ' +
-      'permissions (camera, microphone, geolocation, clipboard-write), so the view is not given it.');
+    console.warn('[sandbox] params.allow asks for ' + unknown.join(', ') + ', not a permission of the spec: ' +
+      'not given.' + guide('params-allow'));
   }
   return permissions;
 }

@@ -56,8 +56,7 @@ function isJsonRpc(data) {
 // Whether a message other than the proxy's own may pass: JSON-RPC, or anything if opted in.
 function mayRelay(data, from) {
   if (isJsonRpc(data) || anyMessages) return true;
-  warnOnce('dropped a non-JSON-RPC message from the ' + from + ' (the operator can ' +
-    'allow any message for this host: relay_messages = "any")');
+  warnOnce('dropped a non-JSON-RPC message from the ' + from + '.' + guide('non-json-rpc'));
   return false;
 }
 
@@ -68,15 +67,19 @@ function warnOnce(text) {
   state.warned.add(text);
 }
 
+// The end of a message whose why and fix are long: the link to its section of docs/console.md,
+// where they are said once. The message itself still names what was wrong.
+function guide(anchor) {
+  return ' See ' + GUIDE + anchor;
+}
+
 // SECURITY: a document loaded from a URL is its own origin's, under its own policy: this page
 // mounts only HTML it is sent, under the policy it was served with, so it loads no URL a host
 // names. Said once per page; the message is not relayed (it was meant for a proxy).
 function refuseLoadSrc() {
   if (state.loadSrcRefused) return;
   state.loadSrcRefused = true;
-  console.warn('[sandbox] ignored ' + LOAD_SRC + ' (sunpeak\'s dev mode): this sandbox mounts only the HTML ' +
-    'a host sends in ' + RESOURCE_READY + ', under its policy, never a URL. Use sunpeak\'s <Inspector app> ' +
-    'with the resource\'s HTML instead (see docs/hosts.md).');
+  console.warn('[sandbox] ignored ' + LOAD_SRC + ': this sandbox mounts only HTML, never a URL.' + guide('load-src'));
 }
 
 function fromHost(data) {

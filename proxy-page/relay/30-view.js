@@ -95,8 +95,5 @@ function unmount() {
 // frame can stop that, and nothing here can see the host's own policy: the host must. Said
 // once per mount, as a note rather than a warning: it is the spec's default and usually fine.
 function noteWhatTheHostMustEnforce() {
-  console.info('[sandbox] the view shares this page\'s origin (allow-same-origin): it can ' +
-    'script this page and navigate its frame anywhere. The host keeps it in: its iframe\'s ' +
-    'sandbox attribute without allow-top-navigation, and a Content-Security-Policy frame-src ' +
-    'that lists only the sandbox names (see "Security requirements" in docs/hosts.md).');
+  console.info('[sandbox] the view shares this page\'s origin (allow-same-origin).' + guide('same-origin-view'));
 }

@@ -27,7 +27,7 @@ function sandboxTokens(override) {
   return tokens;
 }
 
-// Say once per page which tokens a host asked for that its views may not get, and the
+// Say once per page which tokens a host asked for that its views may not get, and link the
 // operator's fix: host libraries ask for more than the spec's default (pop-ups, modals), and
 // a view that needs one then fails in a way the console alone explains.
 function warnAboutRefusedTokens(refused) {
@@ -38,15 +38,12 @@ function warnAboutRefusedTokens(refused) {
   fresh.forEach(function (token) { state.sandboxWarned.add(token); });
   var never = fresh.filter(function (token) { return token.indexOf('allow-top-navigation') === 0; });
   var widen = fresh.filter(function (token) { return never.indexOf(token) === -1; });
-  var text = '[sandbox] ignored sandbox tokens the host asked for: the view is mounted without them.';
+  var text = '[sandbox] ignored sandbox tokens the host asked for:';
   if (widen.length) {
-    text += ' "' + widen.join(' ') + '": not in this host entry\'s view_sandbox ("' + viewSandbox.join(' ') +
-      '"); the operator adds them there to give this host\'s views them.';
+    text += ' "' + widen.join(' ') + '": not in this host entry\'s view_sandbox ("' + viewSandbox.join(' ') + '").';
   }
-  if (never.length) {
-    text += ' "' + never.join(' ') + '": never given (a view must not navigate the chat it is shown in).';
-  }
-  console.warn(text);
+  if (never.length) text += ' "' + never.join(' ') + '": never given.';
+  console.warn(text + guide('sandbox-tokens'));
 }
 
 // spec: each requested permission becomes a feature of the inner frame's `allow`, joined
@@ -80,12 +77,12 @@ function warnAboutPermissions(permissions, opaque) {
     var feature = PERMISSION_FEATURES[key];
     if (policy && typeof policy.allowsFeature === 'function' && !policy.allowsFeature(feature)) {
       console.warn('[sandbox] the view asks for ' + key + ' but the host\'s iframe does not delegate ' +
-        feature + ' (add it to its allow attribute): the view cannot get it');
+        feature + '.' + guide('permission-not-delegated'));
     }
     // Both may hold: delegating it is then not enough.
     if (opaque && (key === 'camera' || key === 'microphone')) {
-      console.warn('[sandbox] the view asks for ' + key + ' but it is opaque (no allow-same-origin): ' +
-        'Chromium and Firefox never give ' + key + ' to an opaque origin; only WebKit does');
+      console.warn('[sandbox] the view asks for ' + key + ' but it is opaque (no allow-same-origin).' +
+        guide('permission-opaque'));
     }
   });
 }

@@ -17,9 +17,8 @@ function reportDroppedSources() {
 // spec's default policy instead, and says why.
 function reportRefusedPolicy() {
   if (typeof config.policyRefused !== 'string') return;
-  console.warn('[sandbox] this page has the spec\'s default policy, not its ?csp=: ' +
-    config.policyRefused + '. The host\'s backend signs ?csp= with the key the sandbox\'s ' +
-    'operator gave it (policy_keys).');
+  console.warn('[sandbox] this page has the spec\'s default policy, not its ?csp=: ' + config.policyRefused + '.' +
+    guide('signature-refused'));
 }
 
 // spec: the host applies the server's declared domains. The header was fixed when this page
@@ -28,21 +27,15 @@ function reportRefusedPolicy() {
 function warnAboutMissingDomains(requested, unreloaded) {
   // The host wrote the view's policy: what it allows is in the view's HTML, not known here.
   if (hostPolicy) return;
-  var why = unreloaded ?
-    'this page could not reload itself with them (see above): pass them in ?csp=.' :
-    'the host\'s ?csp= did not name them (a host may narrow the policy), or the ' +
-      'service dropped them (see above).';
-  if (signedPolicies) {
-    why = (typeof config.policyRefused === 'string' ?
-      'the signature of this page\'s ?csp= was refused (see above).' :
-      'this sandbox serves a policy only in a URL the host\'s backend signed, and its ?csp= ' +
-        'did not name them (or the service dropped them, see above).') +
-      ' Sign a ?csp= with these domains on the host\'s backend.';
+  var why = unreloaded ? 'this page could not reload itself with them (see above).' :
+    'the host\'s ' + (signedPolicies ? 'signed ' : '') + '?csp= did not name them, or the service dropped ' +
+      'them (see above).';
+  if (signedPolicies && typeof config.policyRefused === 'string') {
+    why = 'the signature of this page\'s ?csp= was refused (see above).';
   }
   missingDomains(requested).forEach(function (missing) {
     console.warn('[sandbox] the view asks for ' + missing.list + ' ' + missing.domains.join(', ') +
-      ' but the policy served with this page does not allow them: ' + why +
-      ' The policy is this page\'s Content-Security-Policy header.');
+      ' but this page\'s policy does not allow them: ' + why + guide('missing-domains'));
   });
 }
 
@@ -102,22 +95,20 @@ function forgetHints() {
 
 function hintOnce(name, add, directive) {
   var what = REFUSED[add.join(' ')] || add[1] + ' in ' + add[0];
-  var allow = 'operator can allow it for this host: view_opt_ins = ["' + name + '"] ' +
-    '(see "View opt-ins" in docs/configuration.md).';
+  var allow = 'operator can allow it for this host: view_opt_ins = ["' + name + '"].';
   if (add[1] === "'unsafe-eval'") {
     // Many libraries only probe for eval and work without it (zod 4 tries new Function('') in
     // every ext-apps example view): a refusal is not a need, and is said as a note.
-    console.info('[sandbox] the view\'s policy refused ' + what + ' (' + directive + '). Libraries ' +
-      'often only probe for it and work without it (zod 4 does): if the view works, nothing is ' +
-      'needed. If it fails for want of it, the ' + allow);
+    console.info('[sandbox] the view\'s policy refused ' + what + ' (' + directive + '); if the view needs ' +
+      'it, the ' + allow + guide('refused-eval'));
     return;
   }
   var also = '';
   if (add[0] === 'worker-src') {
-    also = ' A worker that imports a data: module (pdf.js\'s does) also needs "' +
-      optInAdding('script-src', 'data:') + '".';
+    also = ' A worker that imports a data: module also needs "' + optInAdding('script-src', 'data:') + '".';
   }
-  console.warn('[sandbox] the view\'s policy refused ' + what + ' (' + directive + '). The ' + allow + also);
+  console.warn('[sandbox] the view\'s policy refused ' + what + ' (' + directive + '). The ' + allow + also +
+    guide('refused-capability'));
 }
 
 // The opt-in that adds `source` to `directive`.
@@ -130,18 +121,15 @@ function optInAdding(directive, source) {
 
 // A host that writes the view's policy into its HTML and declares no domain to this page (MCP
 // Inspector 2.x does) gets both policies, and this page's header allows no declared domain:
-// what the <meta> allows beyond it stays blocked. Said once per resource, with the fix.
+// what the <meta> allows beyond it stays blocked. Said once per resource, with a link to the fix.
 function noteHostWrittenPolicy(params) {
   var lists = params.csp && typeof params.csp === 'object' ? params.csp : {};
   var declared = DOMAIN_LISTS.some(function (list) {
     return Array.isArray(lists[list]) && lists[list].length > 0;
   });
   if (declared || !startsWithPolicy(params.html)) return;
-  console.warn('[sandbox] this resource carries its own Content-Security-Policy <meta> and the ' +
-    'host declared no domains to this page: both policies apply, and this page\'s header allows ' +
-    'no declared domain, so what the <meta> allows beyond it stays blocked. A host that writes ' +
-    'its views\' policies (MCP Inspector 2.x does) needs view_policy = "host" on its entry (see ' +
-    'docs/configuration.md); otherwise, send the domains in ?csp= or params.csp.');
+  console.warn('[sandbox] this resource carries its own CSP <meta> and the host declared no domains: both ' +
+    'policies apply.' + guide('host-written-policy'));
 }
 
 // SECURITY: for a host that writes its views' policies (view_policy = "host"), a view whose HTML
@@ -153,10 +141,8 @@ function noteHostWrittenPolicy(params) {
 // the body), and otherwise before everything (the view is then read without its doctype).
 function withPolicyOf(html) {
   if (startsWithPolicy(html)) return html;
-  console.warn('[sandbox] this host writes its views\' policies (view_policy = "host"), but this ' +
-    'resource\'s HTML does not start with a Content-Security-Policy <meta> (none, or one in a ' +
-    'comment, in the body or after content that runs or loads first): it gets the spec\'s ' +
-    'default policy, which allows no declared domain. Write the view\'s policy first in its <head>.');
+  console.warn('[sandbox] this resource\'s HTML does not start with a CSP <meta> (view_policy = "host"): it ' +
+    'gets the spec\'s default policy.' + guide('view-without-policy'));
   var meta = '<meta http-equiv="Content-Security-Policy" content="' +
     String(config.defaultPolicy || "default-src 'none'").replace(/&/g, '&amp;').replace(/"/g, '&quot;')
       .replace(/</g, '&lt;') + '">';

@@ -50,15 +50,13 @@ function reload(params, target, reloads) {
   var queryBytes = new TextEncoder().encode(url.search.slice(1)).length;
   if (queryBytes > (config.maxQueryBytes || 0)) {
     console.warn('[sandbox] the declared domains need a ' + queryBytes + '-byte query, over the ' +
-      'service\'s limit (' + config.maxQueryBytes + '): mounting under the served policy. Pass ' +
-      'the csp in ?csp= yourself, or ask the operator to raise limits.max_query_bytes.');
+      'service\'s limit (' + config.maxQueryBytes + '): mounting under the served policy.' + guide('query-too-long'));
     return false;
   }
   var kept = { resource: keptCopy(params), reloads: reloads, url: url.href };
   if (!carry(kept)) return false;
   state.upgrading = kept;
-  console.info('[sandbox] the resource needs another policy than this page\'s (the host sent ' +
-    'its csp only in sandbox-resource-ready): reloading with it in ?csp=');
+  console.info('[sandbox] the resource needs another policy: reloading with it in ?csp=.' + guide('reload-for-policy'));
   return true;
 }
 
@@ -149,8 +147,8 @@ function keepResource(kept) {
 }
 
 function cannotCarry(why) {
-  console.warn('[sandbox] cannot carry the resource across the reload that would give it its ' +
-    'domains (' + why + '): mounting under the served policy. Pass the csp in ?csp= to avoid the reload.');
+  console.warn('[sandbox] cannot carry the resource across the reload for its domains (' + why + '): ' +
+    'mounting under the served policy.' + guide('cannot-carry'));
   return false;
 }
 
@@ -195,7 +193,7 @@ function reloadForNewerName() {
   var named = keptFragment();
   if (!named || named.nameReloads >= MAX_NAME_RELOADS) return false;
   if (carriedToken(String(window.name)) === named.token) return false;
-  console.info('[sandbox] this page has an older frame name than its predecessor wrote: reloading to read the newer one');
+  console.info('[sandbox] this page has an older frame name than its predecessor wrote: reloading');
   window.history.replaceState(null, '', KEPT_FRAGMENT + named.token + '.' + (named.nameReloads + 1));
   window.location.reload();
   return true;
@@ -222,12 +220,12 @@ function takeKeptResource() {
   if (signedPolicies) {
     // This relay never reloads for a host that signs, so the resource is not its own: a view
     // wrote it, to be mounted under a policy the host signed for another resource.
-    console.warn('[sandbox] ignored a kept resource: this sandbox\'s policies are signed, and ' +
-      'the relay never reloads for one, so it was not kept by this relay');
+    console.warn('[sandbox] ignored a kept resource: this sandbox\'s policies are signed.' +
+      guide('kept-resource-ignored'));
     return null;
   }
   var kept = carried && carried.token === named.token ? parseKept(carried.text) : null;
-  if (!kept) console.warn('[sandbox] this page was reloaded for a resource that was not kept: send sandbox-resource-ready again');
+  if (!kept) console.warn('[sandbox] this page was reloaded for a resource that was not kept.' + guide('resource-not-kept'));
   return kept;
 }
 

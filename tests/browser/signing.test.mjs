@@ -126,7 +126,7 @@ policy_keys = ["${KEY}"]
     if (consoleKnown(engine)) {
       const logged = page.console.join('\n');
       assert.match(logged, /this page has the spec's default policy, not its \?csp=: the signature expired/);
-      assert.match(logged, /Sign a \?csp= with these domains on the host's backend/);
+      assert.match(logged, /the signature of this page's \?csp= was refused \(see above\)\. See \S+#missing-domains/);
     }
   });
 });

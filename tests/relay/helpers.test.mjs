@@ -92,8 +92,8 @@ describe("the inner frame's sandbox and allow attribute", () => {
     assert.deepEqual([...opaque.sandboxTokens('allow-scripts allow-same-origin allow-top-navigation allow-scripts')], ['allow-scripts']);
     const warned = opaque.logged.filter((l) => l.includes('ignored sandbox tokens'));
     assert.equal(warned.length, 1, 'one line for every token refused');
-    assert.match(warned[0], /"allow-same-origin": not in this host entry's view_sandbox \("allow-forms allow-scripts"\); the operator adds them there/);
-    assert.match(warned[0], /"allow-top-navigation": never given/);
+    assert.match(warned[0], /"allow-same-origin": not in this host entry's view_sandbox \("allow-forms allow-scripts"\)\./);
+    assert.match(warned[0], /"allow-top-navigation": never given\. See \S+#sandbox-tokens$/);
     opaque.sandboxTokens('allow-scripts allow-same-origin allow-popups');
     const again = opaque.logged.filter((l) => l.includes('ignored sandbox tokens'));
     assert.equal(again.length, 2, 'a token already named is not named again');
@@ -178,7 +178,7 @@ describe('sunpeak/sandbox-load-src from the host', () => {
     relay.fromHost(message);
     const named = relay.logged.filter((l) => l.includes('sunpeak/sandbox-load-src'));
     assert.equal(named.length, 1, relay.logged.join('\n'));
-    assert.match(named[0], /mounts only the HTML a host sends/);
+    assert.match(named[0], /this sandbox mounts only HTML, never a URL\. See \S+#load-src$/);
     assert.deepEqual(relay.state.held, [], 'not held for a view');
   });
 });

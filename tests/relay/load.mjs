@@ -15,8 +15,8 @@ const OPENING = "(function () {\n'use strict';\n";
 const CLOSING = 'start();\n})();\n';
 
 let body;
-/** The relay's body as the binary carries it, read once per test process. */
-function relayBody() {
+/** The relay's body as the binary carries it (without the join's frame), read once per test process. */
+export function relayBody() {
   if (body !== undefined) return body;
   const bin = process.env.MCP_SANDBOX_PROXY_BIN;
   const served = bin
@@ -65,4 +65,14 @@ export function loadRelay(names, { href = 'https://chat.sandbox.test/sandbox.htm
   const console = { log: log('log'), info: log('info'), warn: log('warning'), error: log('error') };
   const relay = new Function('window', 'document', 'console', `'use strict';\n${source}\nreturn { ${names.join(', ')} };`);
   return { ...relay(window, document, console), logged, window };
+}
+
+/** Every node of `node`'s tree, depth first. */
+export function* nodes(node) {
+  if (!node || typeof node.type !== 'string') return;
+  yield node;
+  for (const value of Object.values(node)) {
+    if (Array.isArray(value)) for (const item of value) yield* nodes(item);
+    else if (value && typeof value.type === 'string') yield* nodes(value);
+  }
 }

@@ -63,8 +63,8 @@ describe('a string outside printable ASCII and its whitespace', () => {
     assert.equal(csp('connect-src https://a.test\u000bhttps://b.test'), undefined);
     assert.deepEqual(allow('camera;\u00a0microphone'), {});
     assert.equal(logged.length, 2, logged.join('\n'));
-    assert.match(logged[0], /^warning: \[sandbox\] params\.csp holds U\+000B at 26, .*no declared domain\. Write the string in ASCII\.$/);
-    assert.match(logged[1], /^warning: \[sandbox\] params\.allow holds U\+00A0 at 7, .*no permission\./);
+    assert.match(logged[0], /^warning: \[sandbox\] params\.csp holds U\+000B at 26, outside printable ASCII: ignored\. See \S+#not-ascii$/);
+    assert.match(logged[1], /^warning: \[sandbox\] params\.allow holds U\+00A0 at 7, outside printable ASCII: ignored\. See \S+#not-ascii$/);
   });
 
   it('names the character by its code point, beyond the first plane too, not by half of it', () => {

@@ -131,7 +131,8 @@ describe('the resource params every host shape becomes', () => {
     const { resourceParams, logged } = loadRelay(['resourceParams']);
     const read = resourceParams({ html: '<p>', permissions: undefined, src: 'http://127.0.0.1:6278/app-document/ab', csp: 7 });
     assert.equal(read.csp, undefined);
-    assert.ok(logged.some((l) => l.includes('params.src (http://127.0.0.1:6278/app-document/ab) is ignored')), logged.join('\n'));
+    assert.ok(logged.some((l) => l.includes('params.src (http://127.0.0.1:6278/app-document/ab) is ignored.') &&
+      l.endsWith('#params-src')), logged.join('\n'));
     assert.ok(logged.some((l) => l.includes('params.csp is a number')), logged.join('\n'));
     resourceParams({ html: '', csp: ['https://a.example.com'] });
     assert.ok(logged.some((l) => l.includes('params.csp is an array')));
@@ -145,8 +146,8 @@ describe('opt-in hints', () => {
     hintAtOptIn('script-src', 'eval');
     hintAtOptIn('worker-src', 'blob');
     assert.equal(logged.length, 2, 'each once per view');
-    assert.match(logged[0], /^info: .*only probe for it and work without it \(zod 4 does\)/);
-    assert.match(logged[1], /^warning: .*view_opt_ins = \["worker-blob"\].*also needs "script-data"/);
+    assert.match(logged[0], /^info: .*\(script-src\); if the view needs it, .*view_opt_ins = \["unsafe-eval"\]\. See \S+#refused-eval$/);
+    assert.match(logged[1], /^warning: .*view_opt_ins = \["worker-blob"\].*also needs "script-data"\. See \S+#refused-capability$/);
   });
 
   it('a refused data: script names script-data', () => {
@@ -181,7 +182,7 @@ describe('opt-in hints', () => {
     const { hintAtOptIn, logged } = loadRelay(['hintAtOptIn']);
     hintAtOptIn('script-src', 'eval');
     hintAtOptIn('worker-src', 'blob');
-    assert.match(logged[0], /If it fails for want of it, the operator can allow it/);
+    assert.match(logged[0], /; if the view needs it, the operator can allow it/);
     assert.match(logged[1], /\(worker-src\)\. The operator can allow it/);
     assert.ok(logged.every((line) => !/\b(the|The) the\b/.test(line)), logged.join('\n'));
   });
@@ -206,7 +207,7 @@ describe('a host that writes its views\' policies (view_policy = "host")', () =>
     assert.equal(withPolicyOf('<p>x</p>'),
       '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; connect-src \'none\'"><p>x</p>');
     assert.equal(logged.length, 2);
-    assert.match(logged[0], /^warning: .*does not start with a Content-Security-Policy <meta>/);
+    assert.match(logged[0], /^warning: .*does not start with a CSP <meta> \(view_policy = "host"\): it gets the spec's default policy\. See \S+#view-without-policy$/);
   });
 
   it('the relay never reloads for a policy, and names no missing domain', () => {
@@ -224,14 +225,14 @@ describe('missing domains: why the served policy lacks them', () => {
     const { warnAboutMissingDomains, logged } = loadRelay(['warnAboutMissingDomains']);
     warnAboutMissingDomains(csp, false);
     assert.equal(logged.length, 1);
-    assert.match(logged[0], /connectDomains https:\/\/api\.example\.com .*the host's \?csp= did not name them/);
+    assert.match(logged[0], /connectDomains https:\/\/api\.example\.com .*the host's \?csp= did not name them.*#missing-domains$/);
   });
 
   it('a page that could not reload itself with them says that, not a cause that was not there', () => {
     const { warnAboutMissingDomains, logged } = loadRelay(['warnAboutMissingDomains']);
     warnAboutMissingDomains(csp, true);
     assert.equal(logged.length, 1);
-    assert.match(logged[0], /this page could not reload itself with them \(see above\): pass them in \?csp=/);
+    assert.match(logged[0], /this page could not reload itself with them \(see above\)\. See \S+#missing-domains$/);
     assert.doesNotMatch(logged[0], /dropped/);
   });
 });
@@ -244,7 +245,7 @@ describe('a host that writes the policy into the HTML without view_policy = "hos
     noteHostWrittenPolicy({ html: `${meta}<p>view</p>` });
     noteHostWrittenPolicy({ html: `${meta}<p>view</p>`, csp: { connectDomains: [] } });
     assert.equal(logged.length, 2);
-    assert.match(logged[0], /^warning: .*both policies apply.*view_policy = "host"/);
+    assert.match(logged[0], /^warning: .*and the host declared no domains: both policies apply\. See \S+#host-written-policy$/);
   });
 
   it('says nothing when the host also declared the domains, or the HTML has no policy first', () => {

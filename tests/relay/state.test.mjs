@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'acorn';
+import { nodes } from './load.mjs';
 
 const RELAY = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'proxy-page', 'relay');
 const PARTS = readdirSync(RELAY).filter((f) => f.endsWith('.js')).sort();
@@ -23,16 +24,6 @@ function owners() {
     if (field) found[field[1]] = field[2];
   }
   return found;
-}
-
-/** Every node of `node`'s tree, depth first. */
-function* nodes(node) {
-  if (!node || typeof node.type !== 'string') return;
-  yield node;
-  for (const value of Object.values(node)) {
-    if (Array.isArray(value)) for (const item of value) yield* nodes(item);
-    else if (value && typeof value.type === 'string') yield* nodes(value);
-  }
 }
 
 /** The `state` field an expression reaches into (`state.held`, `state.hinted[x]`), if any. */
