@@ -102,6 +102,11 @@ impl Body {
         }
     }
 
+    /// Its bytes, for an answer that is read here rather than sent (the `relay` command).
+    pub(crate) fn into_bytes(self) -> Bytes {
+        self.rest
+    }
+
     /// The same body, charged as if it also held `bytes` more.
     pub(crate) fn also_holding(mut self, bytes: usize) -> Self {
         self.also_holds = bytes;

@@ -44,7 +44,15 @@ enum Command {
     Headers(HeadersArgs),
     /// Print the relay script exactly as every page of this binary carries it, for review
     /// beside proxy-page/relay/ (the names it shares with the service come first).
-    Relay,
+    Relay(RelayArgs),
+}
+
+#[derive(Debug, Args)]
+struct RelayArgs {
+    /// Print instead the page config the relay reads (JSON), as the embedded default's page
+    /// carries it: the one shape the service writes, the relay reads and its tests start from.
+    #[arg(long)]
+    page_config: bool,
 }
 
 #[derive(Debug, Args)]
@@ -108,10 +116,46 @@ impl Cli {
             Command::Serve(args) => serve(args).await,
             Command::Check(args) => check(&args.config),
             Command::Headers(args) => headers(&args),
-            Command::Relay => {
+            Command::Relay(args) if args.page_config => print_page_config(),
+            Command::Relay(_) => {
                 print!("{}", crate::page::RELAY_JS);
                 ExitCode::SUCCESS
             }
+        }
+    }
+}
+
+/// The page config of the embedded default's page, as `serve` would send it.
+fn print_page_config() -> ExitCode {
+    let Ok(loaded) = load(None) else {
+        return ExitCode::FAILURE;
+    };
+    let Some(host) = loaded.config.hosts.first() else {
+        eprintln!("error: the embedded default has no host entry");
+        return ExitCode::FAILURE;
+    };
+    let authority = host
+        .sandbox
+        .authority(crate::config::default_port(loaded.config.tls.is_some()));
+    let request = http::Request::get("/")
+        .header(http::header::HOST, authority.as_str())
+        .body(());
+    let Ok(request) = request else {
+        eprintln!("error: the embedded default's sandbox name is no Host: {authority}");
+        return ExitCode::FAILURE;
+    };
+    let page = Service::new(&loaded.config)
+        .handle(&request)
+        .into_body()
+        .into_bytes();
+    match crate::page::PageTemplate::new().config_of(&page) {
+        Some(config) => {
+            println!("{}", String::from_utf8_lossy(config));
+            ExitCode::SUCCESS
+        }
+        None => {
+            eprintln!("error: the embedded default's page was not served");
+            ExitCode::FAILURE
         }
     }
 }

@@ -40,6 +40,13 @@ impl PageTemplate {
         }
     }
 
+    /// The page config a page rendered from this template carries (see `page_config`), or
+    /// `None` for bytes that are no such page.
+    pub(crate) fn config_of<'p>(&self, page: &'p [u8]) -> Option<&'p [u8]> {
+        page.strip_prefix(&self.before[..])?
+            .strip_suffix(&self.after[..])
+    }
+
     /// The page for one host origin, with the policy the server applied.
     pub(crate) fn render(
         &self,

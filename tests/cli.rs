@@ -66,6 +66,29 @@ fn relay_prints_the_script_every_page_carries() {
 }
 
 #[test]
+fn relay_page_config_prints_what_the_default_page_carries() {
+    let out = run(&["relay", "--page-config"]);
+    assert!(out.status.success());
+    let printed = text(&out.stdout);
+    let config: serde_json::Value = serde_json::from_str(&printed).unwrap();
+    assert_eq!(
+        config["hostOrigins"],
+        serde_json::json!(["http://localhost:8080"])
+    );
+    let loaded = mcp_sandbox_proxy::Config::embedded_default().unwrap();
+    let request = http::Request::get("/")
+        .header(http::header::HOST, "localhost:8081")
+        .body(())
+        .unwrap();
+    let page = common::page::body(mcp_sandbox_proxy::Service::new(&loaded.config).handle(&request));
+    let element = format!(
+        "<script type=\"application/json\" id=\"sandbox-config\">{}</script>",
+        printed.trim_end()
+    );
+    assert!(page.contains(&element), "the page's own config element");
+}
+
+#[test]
 fn check_accepts_a_good_file() {
     let dir = tempfile::tempdir().unwrap();
     let (cert, key, _) = write_cert(dir.path(), "s", TWO_HOSTS_NAMES);

@@ -29,23 +29,23 @@ export function relayBody() {
   return body;
 }
 
-/** The page config the service writes, with what a test overrides. */
+let served;
+/** The page config the service writes, exactly (`mcp-sandbox-proxy relay --page-config`: the
+ * embedded default's page), read once per test process: its shape is the service's alone. */
+export function servedPageConfig() {
+  if (served !== undefined) return served;
+  const bin = process.env.MCP_SANDBOX_PROXY_BIN;
+  const printed = bin
+    ? execFileSync(bin, ['relay', '--page-config'], { encoding: 'utf8' })
+    : execFileSync('cargo', ['run', '--quiet', '--', 'relay', '--page-config'], { cwd: ROOT, encoding: 'utf8' });
+  served = JSON.parse(printed);
+  return served;
+}
+
+/** The page config the service writes, for a host at https://chat.example.com, with what a test
+ * overrides. */
 export function pageConfig(overrides = {}) {
-  return {
-    hostOrigins: ['https://chat.example.com'],
-    applied: null,
-    dropped: [],
-    droppedCount: 0,
-    maxQueryBytes: 16384,
-    anyMessages: false,
-    viewSandbox: ['allow-forms', 'allow-modals', 'allow-pointer-lock', 'allow-same-origin', 'allow-scripts'],
-    viewSandboxDefault: null,
-    hostPolicy: false,
-    defaultPolicy: null,
-    signedPolicies: false,
-    policyRefused: null,
-    ...overrides,
-  };
+  return { ...servedPageConfig(), hostOrigins: ['https://chat.example.com'], ...overrides };
 }
 
 /**
