@@ -10,8 +10,14 @@
 // they share one scope. Before them the join writes the names the service shares with the
 // relay (src/vocabulary.rs): DOMAIN_LISTS, POLICY_DIRECTIVES, OPT_INS, CSP_PARAMETER and
 // UPGRADE_PARAMETER, typed nowhere here. This file holds the relay's own constants, the page's
-// config and every piece of state the others change; each other file opens with what it owns
-// and the rules it enforces; the join ends by calling start() (99-start.js).
+// config and every piece of state the others change; each other file opens with what it owns,
+// the rules it enforces and what it offers the other parts, which take nothing else of it
+// (tests/relay/faces.test.mjs); the join ends by calling start() (99-start.js).
+//
+// Offers the other parts: CSP_VIOLATION, DEFAULT_SANDBOX, GUIDE, KEPT_FRAGMENT, KEPT_PREFIX,
+//   LOAD_SRC, MAX_HELD, MAX_NAME_RELOADS, MAX_RELOADS, MAX_VIOLATIONS, PAGE_SCHEME,
+//   PERMISSION_FEATURES, PROXY_READY, RESERVED_PREFIX, RESOURCE_READY, anyMessages, config,
+//   hostOrigins, hostPolicy, signedPolicies, state, viewSandbox.
 
 var RESERVED_PREFIX = 'ui/notifications/sandbox-';
 var PROXY_READY = 'ui/notifications/sandbox-proxy-ready';

@@ -6,6 +6,8 @@
 // localhost and 127.0.0.1, or on two domains): this page tells each of them it is ready, since
 // postMessage delivers to the parent only under the parent's own origin and drops the others,
 // and then pins to the origin its parent really has.
+//
+// Offers the other parts: acceptHost, hostOriginsText, knownHostOrigin, postToHost.
 
 // The host's origin when it is known before any message: the one origin this page serves, or
 // the parent's as the engine reports it (location.ancestorOrigins: Chromium, WebKit, Firefox

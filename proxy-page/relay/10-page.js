@@ -3,6 +3,8 @@
 //
 // spec: the proxy is framed by the host; its origin must be a real one.
 // SECURITY: no cookie a view set survives to the next view's page.
+//
+// Offers the other parts: clearPlantedCookies, onPageHide, refuse.
 
 function refuse(reason) {
   var p = document.createElement('p');

@@ -8,6 +8,8 @@
 // of its own. A policy string is read into the four lists and then takes the object's path (the
 // service's grammar, the self-upgrade); an allow string stands for permissions when those are
 // absent. Whatever cannot be honoured is named once, with a link to the fix.
+//
+// Offers the other parts: asciiTokens, resourceParams.
 
 // spec (CSP 3, "effective directive"): the directives a browser falls back to, in order, when
 // a policy lacks one; and the element forms a load obeys before its directive (a <script src>

@@ -7,6 +7,8 @@
 // SECURITY: posts to the host name its origin, never '*' (see 05-host.js). Each kind of refusal
 // is said once per view (warnOnce): a peer that repeats one cannot flood the host developer's
 // console.
+//
+// Offers the other parts: followTheme, forgetHeld, guide, holdAll, isJsonRpc, onMessage.
 
 function onMessage(event) {
   // Nothing a peer sends may stop the relay: every failure is logged and the listener lives on.

@@ -3,6 +3,8 @@
 // spec: neither side relays them, and a view must not forge them.
 // SECURITY: under relay_messages = "any", a view message that carries one in any form a host
 // could decode is refused too (carriesReserved). Pure functions, unit-tested in tests/relay/.
+//
+// Offers the other parts: carriesReserved, isReserved.
 
 // spec: ui/notifications/sandbox-* are between proxy and host. Under any wire, so is anything
 // that names such a method, JSON-RPC or not: a message, an element of a batch (an array),

@@ -3,6 +3,8 @@
 // spec: exactly one view per page; a later sandbox-resource-ready replaces it; a same-origin
 // view is written into a real same-origin document, an opaque one gets srcdoc.
 // SECURITY: both the frame's sandbox and its allow attribute are set before it is inserted.
+//
+// Offers the other parts: mount.
 
 // `reloads`: how many times this page was reloaded for this resource (0: from the host).
 function mount(params, reloads) {

@@ -4,6 +4,8 @@
 // may ask for other tokens; requested permissions become features of the frame's allow.
 // SECURITY: no token outside the operator's view_sandbox, never allow-top-navigation*; every
 // feature not requested is denied. sandboxTokens and allowAttribute are unit-tested.
+//
+// Offers the other parts: allowAttribute, sandboxTokens, warnAboutPermissions.
 
 function sandboxTokens(override) {
   if (override === undefined || override === null) {

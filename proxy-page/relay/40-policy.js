@@ -4,6 +4,9 @@
 //
 // spec: the host applies the server's declared domains, and may narrow them; the relay never
 // widens a policy, it says what is missing.
+//
+// Offers the other parts: forgetHints, hintAtOptIn, noteHostWrittenPolicy, reportDroppedSources,
+//   reportRefusedPolicy, warnAboutMissingDomains, withPolicyOf.
 
 function reportDroppedSources() {
   (config.dropped || []).forEach(function (d) {

@@ -7,6 +7,8 @@
 // doctype, <html>, <head>, other <meta> elements and <title>. A policy in a comment, in the
 // body, after a script or after anything else is not one the view has from its start; in
 // doubt, the answer is no (the view then gets the spec's default, loudly).
+//
+// Offers the other parts: startsWithPolicy.
 
 var META_PREFIX_ALLOWED = { html: true, head: true, meta: true, title: true };
 // spec (HTML): the tokenizer's whitespace, ASCII's; a carriage return is read as a line feed.

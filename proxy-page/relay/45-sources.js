@@ -1,5 +1,7 @@
 // CSP source matching, as far as the relay's warnings need it: whether an applied source allows
 // every URL a requested one does. Pure functions, unit-tested in tests/relay/.
+//
+// Offers the other parts: covers.
 
 // A host source as the server writes it ([scheme://]host[:port][path]): scheme and host
 // lower-cased, the path as it is; `scheme` is null when the source has none.

@@ -6,6 +6,9 @@
 // for a host that signs its policies; a carried resource is read only when this page's own URL
 // names it, from this frame's own name, which no other origin can read, and is cleared at
 // once. policyUrl, domainLists, the carrier and parseKept are unit-tested in tests/relay/.
+//
+// Offers the other parts: carryHeld, keepInstead, keepResource, policyUrl, reload,
+//   reloadForNewerName, takeKeptResource.
 
 // spec: the view's policy is built from the resource's csp metadata. A host that sends the
 // csp only in sandbox-resource-ready (as the spec's flow allows) reached a page whose header

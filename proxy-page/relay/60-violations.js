@@ -5,6 +5,8 @@
 // reads from its own proxy ({type: "mcp-apps:csp-violation", ...}).
 // SECURITY: only the browser's own reports, at most MAX_VIOLATIONS per page; nothing else of
 // the view's (its console stays its own).
+//
+// Offers the other parts: forgetViolations, onOwnViolation, watchViolations.
 
 // CSP violations inside a same-origin view are seen here and passed to the host under the
 // reserved prefix, so a host can tell its user why something in the view did not load.

@@ -2,6 +2,8 @@
 //
 // spec: a host must never wait for nothing: a page that mounted no view (and is not on its way
 // to a reload for one) says sandbox-proxy-ready.
+//
+// Offers the other parts nothing: the join calls start().
 
 function start() {
   // spec: the proxy exists to be framed by the host; alone it has nothing to relay.
