@@ -214,14 +214,17 @@ impl State {
         self.metrics
             .set_certificates(generation.certificates.clone());
         self.metrics.reloaded(true);
+        let (hosts, certificates) = (generation.config.hosts.len(), generation.certificates.len());
+        let replaced = self.endpoint.send_replace(generation.endpoint);
+        // Said once it is true: a client (or a script) that connects when it reads this line
+        // must get the new config, never the one replaced.
         tracing::info!(
             trigger,
-            hosts = generation.config.hosts.len(),
-            certificates = generation.certificates.len(),
+            hosts,
+            certificates,
             took_ms = started.elapsed().as_millis(),
             "reloaded: new connections use the new config and certificates"
         );
-        let replaced = self.endpoint.send_replace(generation.endpoint);
         self.retired.push(replaced);
         self.config = generation.config;
         self.free_retired();
@@ -401,4 +404,75 @@ async fn recv(hangup: &mut Hangup) {
 #[cfg(not(unix))]
 async fn recv(_: &mut Hangup) {
     std::future::pending().await
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use tracing::field::{Field, Visit};
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::{Context, SubscriberExt};
+
+    use super::*;
+
+    /// When the reload line is written: whether a new connection gets the new endpoint.
+    struct Probe {
+        receiver: watch::Receiver<Arc<Endpoint>>,
+        replaced: Arc<Endpoint>,
+        seen: Arc<Mutex<Option<bool>>>,
+    }
+
+    struct Message(String);
+
+    impl Visit for Message {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            if field.name() == "message" {
+                self.0 = format!("{value:?}");
+            }
+        }
+    }
+
+    impl<S: tracing::Subscriber> Layer<S> for Probe {
+        fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+            let mut message = Message(String::new());
+            event.record(&mut message);
+            if message.0.starts_with("reloaded:") {
+                let new = !Arc::ptr_eq(&self.receiver.borrow(), &self.replaced);
+                *self.seen.lock().unwrap() = Some(new);
+            }
+        }
+    }
+
+    #[test]
+    fn the_reload_line_is_written_once_new_connections_get_the_new_config() {
+        let config = Config::embedded_default().unwrap().config;
+        let metrics = Metrics::new();
+        let challenges = Challenges::new();
+        let generation = Generation::build(config, &metrics, &challenges).unwrap();
+        let replaced = generation.endpoint.clone();
+        let (endpoint, receiver) = watch::channel(replaced.clone());
+        let mut state = State {
+            config: generation.config,
+            challenges,
+            endpoint,
+            metrics,
+            watched: Watched::before_loading(None).0,
+            fingerprint: 0,
+            retired: Vec::new(),
+        };
+        let seen = Arc::new(Mutex::new(None));
+        let probe = Probe {
+            receiver,
+            replaced,
+            seen: seen.clone(),
+        };
+        let subscriber = tracing_subscriber::registry().with(probe);
+        tracing::subscriber::with_default(subscriber, || assert!(state.reload("test")));
+        assert_eq!(
+            *seen.lock().unwrap(),
+            Some(true),
+            "the line came before the swap"
+        );
+    }
 }
