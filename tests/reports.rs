@@ -9,24 +9,10 @@ use common::config;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-const REPORTING: &str = r#"
-listen = "127.0.0.1:0"
-admin_listen = "127.0.0.1:0"
-
-[[hosts]]
-origin  = "https://chat.example.com"
-sandbox = "chat.sandbox.test"
-
-[[hosts]]
-origin  = "https://studio.example.com"
-sandbox = "studio.sandbox.test"
-per_server_subdomains = true
-
-[[hosts]]
-origin  = "https://quiet.example.com"
-sandbox = "quiet.sandbox.test"
-csp_reports = false
-"#;
+/// [`common::TWO_HOSTS`] with an admin listener, and a host entry that takes no reports.
+fn reporting() -> String {
+    common::two_hosts_with("admin_listen = \"127.0.0.1:0\"", common::QUIET_HOST)
+}
 
 /// A Chromium `report-uri` body for a blocked fetch whose URL carries a user's data.
 const CHROMIUM_CONNECT: &str = r#"{"csp-report":{"document-uri":"about","referrer":"https://s.example/","violated-directive":"connect-src","effective-directive":"connect-src","original-policy":"default-src 'none'","disposition":"enforce","blocked-uri":"https://api.example.com/v1/users/42?token=secret#frag","status-code":0,"script-sample":""}}"#;
@@ -58,7 +44,7 @@ async fn get(addr: SocketAddr, host: &str, path: &str) -> (u16, String, String) 
 
 #[tokio::test]
 async fn each_policy_of_a_reporting_host_names_the_endpoint_on_the_name_it_was_served_as() {
-    let running = common::net::Running::start(&config(REPORTING)).await;
+    let running = common::net::Running::start(&config(&reporting())).await;
     let (status, head, _) = get(running.addr, "abc.studio.sandbox.test", "/").await;
     assert_eq!(status, 200);
     let csp = head
@@ -96,7 +82,7 @@ async fn each_policy_of_a_reporting_host_names_the_endpoint_on_the_name_it_was_s
 
 #[tokio::test]
 async fn a_report_is_an_empty_204_and_only_its_origin_is_kept() {
-    let running = common::net::Running::start(&config(REPORTING)).await;
+    let running = common::net::Running::start(&config(&reporting())).await;
     let admin = running.admin.unwrap();
     let request = post(
         "abc.studio.sandbox.test",
@@ -220,7 +206,7 @@ async fn a_report_is_an_empty_204_and_only_its_origin_is_kept() {
 
 #[tokio::test]
 async fn a_request_that_is_no_report_is_refused_with_the_rule_and_counted() {
-    let running = common::net::Running::start(&config(REPORTING)).await;
+    let running = common::net::Running::start(&config(&reporting())).await;
     let host = "chat.sandbox.test";
     let too_large = format!(
         "POST /csp-report HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/csp-report\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
@@ -259,7 +245,7 @@ async fn a_request_that_is_no_report_is_refused_with_the_rule_and_counted() {
 
 #[tokio::test]
 async fn one_connection_flooding_reports_is_cut_off_and_the_page_is_still_served() {
-    let running = common::net::Running::start(&config(REPORTING)).await;
+    let running = common::net::Running::start(&config(&reporting())).await;
     // Pipelined on one kept-alive connection: each report a separate request and body.
     let mut stream = TcpStream::connect(running.addr).await.unwrap();
     let one = format!(

@@ -4,7 +4,7 @@ mod common;
 
 use bytes::Bytes;
 use common::net::{Running, page_request, send, tls_client};
-use common::{TWO_HOSTS, config, csp_query, write_cert};
+use common::{TWO_HOSTS, config, csp_query, two_hosts_with, write_cert};
 use http::{StatusCode, Version, header};
 use rustls::pki_types::ServerName;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -153,23 +153,12 @@ async fn a_one_megabyte_query_is_a_4xx_not_a_crash() {
     running.stop().await;
 }
 
-/// A sandbox that takes reports, one that takes none, and a head deadline short enough that a
+/// The two hosts (which take reports), one that takes none, and a head deadline short enough that a
 /// stalled body is refused within the test.
-const DESYNC_HOSTS: &str = r#"
-listen = "127.0.0.1:0"
-
-[limits]
-header_read_timeout = "1s"
-
-[[hosts]]
-origin  = "https://chat.example.com"
-sandbox = "chat.sandbox.test"
-
-[[hosts]]
-origin  = "https://quiet.example.com"
-sandbox = "quiet.sandbox.test"
-csp_reports = false
-"#;
+fn desync_hosts() -> String {
+    let deadline = "[limits]\nheader_read_timeout = \"1s\"\n";
+    two_hosts_with("", &format!("{deadline}{}", common::QUIET_HOST))
+}
 
 /// What an attacker hides in the part of a body the service has not read: a page with a
 /// policy of its choice, and a chunked request the head reader refuses.
@@ -371,7 +360,7 @@ where
 
 #[tokio::test]
 async fn a_request_hidden_in_an_unread_body_is_never_answered_over_plain_http1() {
-    let running = Running::start(&config(DESYNC_HOSTS)).await;
+    let running = Running::start(&config(&desync_hosts())).await;
     let addr = running.addr;
     let connect = move |_| async move { TcpStream::connect(addr).await.unwrap() };
     nothing_answered_after_an_early_answer(connect, "plain HTTP/1.1").await;
@@ -387,7 +376,10 @@ async fn a_request_hidden_in_an_unread_body_is_never_answered_over_tls_http1() {
         "nowhere.sandbox.test",
     ];
     let (cert, key, der) = write_cert(dir.path(), "sandbox", &names);
-    let text = format!("{DESYNC_HOSTS}\n[tls]\ncert = {cert:?}\nkey = {key:?}\n");
+    let text = format!(
+        "{}\n[tls]\ncert = {cert:?}\nkey = {key:?}\n",
+        desync_hosts()
+    );
     let running = Running::start(&config(&text)).await;
     let addr = running.addr;
     let connect = move |case: EarlyAnswer| {

@@ -95,6 +95,14 @@ pub const TWO_HOSTS_NAMES: &[&str] = &[
     "*.studio.sandbox.test",
 ];
 
+/// A host entry whose pages ask for no reports (`csp_reports = false`), to add to a config.
+pub const QUIET_HOST: &str = r#"
+[[hosts]]
+origin  = "https://quiet.example.com"
+sandbox = "quiet.sandbox.test"
+csp_reports = false
+"#;
+
 /// [`TWO_HOSTS`] with `top` added to its top-level keys and `tables` (such as `[tls]`) after it.
 pub fn two_hosts_with(top: &str, tables: &str) -> String {
     let listen = "listen = \"127.0.0.1:0\"\n";
