@@ -166,7 +166,7 @@ function takeCarried() {
   state.frameName = newline === -1 ? '' : ownName(name.slice(colon + 1, newline));
   window.name = state.frameName;
   if (newline === -1) return null;
-  return { token: carriedToken(name), text: name.slice(newline + 1) };
+  return { token: name.slice(KEPT_PREFIX.length, colon), text: name.slice(newline + 1) };
 }
 
 // The token a name of the relay's was written under; null for any other name.

@@ -4,7 +4,8 @@
 //! - `refusal`: a request refused before it is routed;
 //! - `route`: its host entry (`host`, built once per config) and the name it is served as;
 //! - `page`: the page, from `page_cache`, or its query read once (`page_query`), its view
-//!   policy decided (`policy`) and the page built (`render`, with its header `csp_header`);
+//!   policy decided and the page built (`render`; signatures are `policy`'s, the page's header
+//!   `csp_header`'s);
 //!   what is logged about it (`logs`), its caching (`caching`) and its headers (`headers`);
 //! - `reports`: a CSP report, checked, read and taken.
 //!

@@ -90,7 +90,7 @@ pub(super) fn render(
 /// `now`, and what its signature was found to be: the declared one; for a host that signs its
 /// policies, only with a valid signature; for a host that writes its views' policies itself,
 /// none but the spec's default, kept for the relay.
-pub(super) fn decide(
+fn decide(
     host: &Host,
     served_as: &str,
     query: &PageQuery,
