@@ -1,10 +1,11 @@
 //! Caching, decided here alone: a page's `Cache-Control`, `ETag` and `Vary`, when a client's
 //! copy is still good (`304`), and what no cache may keep. Every answer that is not a page is
-//! `no-store` (`headers::plain_text`).
+//! `no-store`, without an `ETag` (`headers::plain_text`).
 
 use std::time::Duration;
 
-use http::header::{self, HeaderMap, HeaderValue};
+use bytes::Bytes;
+use http::header::{self, HeaderValue};
 use http::{Request, Response, StatusCode};
 
 use crate::body::Body;
@@ -42,29 +43,42 @@ impl Caching {
         }
     }
 
-    /// The caching headers of one form of a page (its coding's `etag`), kept with the form.
-    pub(super) fn page_headers(
+    /// `response`, a page's answer in the form tagged `etag`, with its caching headers; a
+    /// `304` if the client holds this very form already.
+    pub(super) fn answer<B>(
         &self,
+        req: &Request<B>,
         signature: &Signature,
         etag: &HeaderValue,
-        headers: &mut HeaderMap,
-    ) {
+        mut response: Response<Body>,
+    ) -> Response<Body> {
+        let headers = response.headers_mut();
         headers.insert(header::VARY, VARY_ACCEPT_ENCODING);
+        // SECURITY: an answer that clears one client's cookies (`front_door`) is that client's
+        // alone: no cache may keep it and replay it to others.
+        let for_no_one = req.headers().contains_key(header::COOKIE);
         let cache_control = match signature {
+            _ if for_no_one => NO_STORE,
             Signature::NotChecked => self.cache_control.clone(),
             Signature::Valid(_) | Signature::Refused(_) if self.cacheable => NO_CACHE,
             Signature::Valid(_) | Signature::Refused(_) => NO_STORE,
         };
         headers.insert(header::CACHE_CONTROL, cache_control);
-        if self.cacheable {
+        if self.cacheable && !for_no_one {
             headers.insert(header::ETAG, etag.clone());
         }
+        if self.is_fresh(req, etag) {
+            *response.status_mut() = StatusCode::NOT_MODIFIED;
+            response.headers_mut().remove(header::CONTENT_LENGTH);
+            *response.body_mut() = Body::new(Bytes::new());
+        }
+        response
     }
 
     /// Whether the client holds this very form already, for a host whose pages may be kept:
     /// `If-None-Match` names its `ETag` (weakly compared, as RFC 9110 asks for this header) or
-    /// is `*`. Then the answer is [`not_modified`].
-    pub(super) fn is_fresh<B>(&self, req: &Request<B>, etag: &HeaderValue) -> bool {
+    /// is `*`.
+    fn is_fresh<B>(&self, req: &Request<B>, etag: &HeaderValue) -> bool {
         let ours = etag.as_bytes();
         self.cacheable
             && req
@@ -75,17 +89,4 @@ impl Caching {
                 .map(|tag| tag.trim_ascii())
                 .any(|tag| tag == b"*" || tag.strip_prefix(b"W/").unwrap_or(tag) == ours)
     }
-}
-
-/// A page's answer (built without a body) as a `304`.
-pub(super) fn not_modified(response: &mut Response<Body>) {
-    *response.status_mut() = StatusCode::NOT_MODIFIED;
-    response.headers_mut().remove(header::CONTENT_LENGTH);
-}
-
-/// An answer that clears one client's cookies is that client's alone: no cache may keep it and
-/// replay it to others.
-pub(super) fn keep_for_no_one(headers: &mut HeaderMap) {
-    headers.insert(header::CACHE_CONTROL, NO_STORE);
-    headers.remove(header::ETAG);
 }

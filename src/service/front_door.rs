@@ -17,7 +17,6 @@ use crate::answer::{Answer, PerConnection};
 use crate::body::{Body, Unsent};
 use crate::reports::REPORT_PATH;
 
-use super::caching::keep_for_no_one;
 use super::headers::{CLEAR_COOKIES, CLEAR_SITE_DATA, RETRY_AFTER, error};
 use super::host::Host;
 use super::route::Routed;
@@ -38,12 +37,14 @@ impl Service {
         }
         let had_cookies = req.headers().contains_key(header::COOKIE);
         let http1 = req.version() < Version::HTTP_2;
-        let admitted = match self.admit(&req, transport) {
-            Ok(routed) => self.admit_report(&req, routed),
+        let (parts, body) = req.into_parts();
+        let head = Request::from_parts(parts, ());
+        let reading = match self.admit(&head, transport) {
+            Ok(routed) => self.report(&head, routed, body, connection),
             Err(turned) => Err(turned),
         };
-        let admitted = match admitted {
-            Ok(admitted) => admitted,
+        let reading = match reading {
+            Ok(reading) => reading,
             Err((host, response)) => {
                 let response = closing_if(http1, response);
                 let unsent = Some(&connection.unsent);
@@ -52,7 +53,6 @@ impl Service {
         };
         let service = self.clone();
         let unsent = connection.unsent.clone();
-        let reading = self.receive_report(admitted, req.into_body(), connection);
         Answer::Reading(Box::pin(async move {
             let (index, response) = reading.await;
             let response = if response.status().is_success() {
@@ -122,10 +122,10 @@ impl Service {
         }
         // SECURITY: this service sets no cookie, so any a request carries were set by a view
         // for the sandbox name (or its parent), where every other MCP server's view can read
-        // them and a flood of them can cost views their pages. Each answer clears them.
+        // them and a flood of them can cost views their pages. Each answer clears them, and no
+        // cache keeps it (`caching` for a page; no other answer is kept).
         if had_cookies {
             headers.insert(CLEAR_SITE_DATA, CLEAR_COOKIES);
-            keep_for_no_one(headers);
         }
         response
     }

@@ -9,8 +9,8 @@ use crate::body::Body;
 use crate::compress::Encoding;
 
 use super::caching::NO_STORE;
-use super::host::Host;
-use super::render::{Encoded, RenderedPage};
+use super::forms::Encoded;
+use super::render::RenderedPage;
 
 // The referrer a view's requests carry: the sandbox origin only, and nothing over http.
 // `no-referrer` would break referrer-bound APIs (map tiles, some CDNs) that views use; the
@@ -40,10 +40,11 @@ pub(super) const CLEAR_COOKIES: HeaderValue = HeaderValue::from_static("\"cookie
 pub(super) const ERROR_CSP: HeaderValue =
     HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'");
 
+/// A page's answer in the form `encoded`, without a body for `HEAD`, and without its caching
+/// headers (`caching`'s).
 pub(super) fn page_response(
     page: &RenderedPage,
     encoded: &Encoded,
-    host: &Host,
     head: bool,
     encoding: Encoding,
 ) -> Response<Body> {
@@ -58,17 +59,13 @@ pub(super) fn page_response(
     // names and grow the map twice.
     *response.headers_mut() = encoded
         .headers
-        .get_or_init(|| page_headers(page, encoded, host, encoding))
+        .get_or_init(|| page_headers(page, encoded, encoding))
         .clone();
     response
 }
 
-fn page_headers(
-    page: &RenderedPage,
-    encoded: &Encoded,
-    host: &Host,
-    encoding: Encoding,
-) -> HeaderMap {
+fn page_headers(page: &RenderedPage, encoded: &Encoded, encoding: Encoding) -> HeaderMap {
+    // Room for the caching headers too, which `caching` adds to each answer.
     let mut headers = HeaderMap::with_capacity(12);
     headers.insert(header::CONTENT_TYPE, HTML);
     headers.insert(header::CONTENT_LENGTH, encoded.length.clone());
@@ -76,8 +73,6 @@ fn page_headers(
         headers.insert(header::CONTENT_ENCODING, name);
     }
     headers.insert(header::CONTENT_SECURITY_POLICY, page.csp.clone());
-    host.caching
-        .page_headers(&page.signature, &encoded.etag, &mut headers);
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, NOSNIFF);
     headers.insert(header::REFERRER_POLICY, REFERRER_POLICY);
     headers.insert(ORIGIN_AGENT_CLUSTER, OAC_ON);

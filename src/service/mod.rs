@@ -5,8 +5,8 @@
 //! - `route`: its host entry (`host`, built once per config) and the name it is served as;
 //! - `page`: the page, from `page_cache`, or its query read once (`page_query`), its view
 //!   policy decided and the page built (`render`; signatures are `policy`'s, the page's header
-//!   `csp_header`'s);
-//!   what is logged about it (`logs`), its caching (`caching`) and its headers (`headers`);
+//!   `csp_header`'s); what is logged about it (`logs`), the form the client accepts (`forms`),
+//!   its headers (`headers`) and its caching (`caching`);
 //! - `reports`: a CSP report, checked, read and taken.
 //!
 //! No sockets here. `serve` and the `headers` command both call [`Service::handle_on`], so
@@ -14,6 +14,7 @@
 
 mod caching;
 mod csp_header;
+mod forms;
 mod front_door;
 mod headers;
 mod host;

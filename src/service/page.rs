@@ -1,6 +1,7 @@
-//! The proxy page's answer: its paths and methods, the page itself (from the cache, or its
-//! query read once and the page rendered and kept), what is logged and counted about it, and
-//! whether the client's copy is still good.
+//! The proxy page's answer, each step in a file of its own, in this order: its paths and
+//! methods (here), the page itself (`page_cache`; on a miss its query read once and the page
+//! rendered, `render`), what is logged and counted about it (`logs`), the form the client
+//! accepts (`forms`), its headers (`headers`), and its caching (`caching`).
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -14,7 +15,6 @@ use crate::page_query::PageQuery;
 use crate::signing::unix_now;
 
 use super::Service;
-use super::caching::not_modified;
 use super::headers::{ALLOW_GET_HEAD, error, page_response};
 use super::logs::page_served;
 use super::render::{self, PageError, RenderedPage};
@@ -52,13 +52,10 @@ impl Service {
         };
         page_served(host, &page, req);
         let encoding = Encoding::accepted_by(req);
-        let encoded = page.encoded(encoding);
-        let fresh = host.caching.is_fresh(req, &encoded.etag);
-        let mut response = page_response(&page, encoded, host, head || fresh, encoding);
-        if fresh {
-            not_modified(&mut response);
-        }
-        response
+        let encoded = page.forms.encoded(&page.body, page.tag, encoding);
+        let response = page_response(&page, encoded, head, encoding);
+        host.caching
+            .answer(req, &page.signature, &encoded.etag, response)
     }
 
     /// The page for a routed request's raw query, from the cache or built and cached. The

@@ -3,7 +3,11 @@
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
 
+use super::policy::Signature;
 use super::render::RenderedPage;
+
+/// Roughly what one form's header map holds: a dozen entries and their index.
+const HEADER_MAP_BYTES: usize = 1024;
 
 /// Rendered pages by (host, raw query), shared by every answer that carries one. The answer
 /// depends only on those, so a repeated request costs a lookup and a few header clones. The
@@ -42,7 +46,7 @@ impl PageCache {
         render: impl FnOnce() -> Result<RenderedPage, E>,
     ) -> Result<Arc<RenderedPage>, E> {
         if let Some(page) = self.get(host, query)
-            && page.is_valid_at(now)
+            && still_valid(&page, now)
         {
             return Ok(page);
         }
@@ -57,7 +61,7 @@ impl PageCache {
     }
 
     fn insert(&self, host: usize, query: &str, page: &Arc<RenderedPage>) {
-        let cost = page.bytes(query);
+        let cost = cost(page, query);
         if cost > self.budget {
             return;
         }
@@ -74,5 +78,20 @@ impl PageCache {
         {
             pages.bytes += cost;
         }
+    }
+}
+
+/// What keeping `page` for `query` costs, roughly: the page, its policy, and the query that
+/// keys it. Its other forms, once made, are each smaller than the page itself; each form's
+/// header map is about a kilobyte.
+fn cost(page: &RenderedPage, query: &str) -> usize {
+    2 * page.body.len() + page.csp.len() + query.len() + 3 * HEADER_MAP_BYTES
+}
+
+/// Whether `page` may still be served at `now`: a signed policy ends at its expiry.
+fn still_valid(page: &RenderedPage, now: u64) -> bool {
+    match page.signature {
+        Signature::Valid(signed) => now < signed.expires,
+        Signature::NotChecked | Signature::Refused(_) => true,
     }
 }

@@ -1,13 +1,9 @@
-//! One page built for one query: pinned to its embedder, under the view policy `policy`
-//! decided, with the page's header and the relay's settings; and its compressed forms, each
-//! with its tag, made the first time a client accepts one.
-
-use std::sync::OnceLock;
+//! One page built for one query: pinned to its embedder, under the view policy decided here,
+//! with the page's header and the relay's settings, and the tag its forms' `ETag`s start from.
 
 use bytes::Bytes;
-use http::header::{HeaderMap, HeaderValue};
+use http::header::HeaderValue;
 
-use crate::compress::{self, Encoding};
 use crate::csp::Dropped;
 use crate::csp::ViewPolicy;
 use crate::embedders::EmbedderError;
@@ -16,6 +12,7 @@ use crate::page_query::{PageQuery, QueryError};
 use crate::reports::REPORT_PATH;
 
 use super::csp_header::content_security_policy;
+use super::forms::Forms;
 use super::host::Host;
 use super::policy::Signature;
 
@@ -74,9 +71,8 @@ pub(super) fn render(
     let body = template.render(&origins, &policy, &relay);
     let tag = page_tag(&body, &csp);
     Ok(RenderedPage {
-        brotli: OnceLock::new(),
-        gzip: OnceLock::new(),
-        page: Encoded::new(body, tag, Encoding::Identity),
+        body,
+        forms: Forms::default(),
         csp,
         tag,
         dropped: policy.dropped,
@@ -115,16 +111,12 @@ fn decide(
     Ok((query.view_policy(opt_ins)?, signature))
 }
 
-/// Roughly what one form's header map holds: a dozen entries and their index.
-const HEADER_MAP_BYTES: usize = 1024;
-
-/// A page and the headers that depend on its query, built once; its compressed forms are made
+/// A page and the headers that depend on its query, built once; its forms (`forms`) are made
 /// the first time a client accepts one, and kept with it.
 #[derive(Debug)]
 pub(super) struct RenderedPage {
-    pub(super) page: Encoded,
-    pub(super) brotli: OnceLock<Encoded>,
-    pub(super) gzip: OnceLock<Encoded>,
+    pub(super) body: Bytes,
+    pub(super) forms: Forms,
     /// Two policies in one header, `<view policy>, frame-ancestors <host origin>`: see
     /// `content_security_policy`.
     pub(super) csp: HeaderValue,
@@ -137,65 +129,6 @@ pub(super) struct RenderedPage {
     /// The query marks the relay asking for its page again (see `PageQuery::is_policy_upgrade`).
     pub(super) policy_upgrade: bool,
     pub(super) signature: Signature,
-}
-
-/// One form of a page, with its `Content-Length`, its strong `ETag`, and its answer's headers
-/// once one was sent.
-#[derive(Debug)]
-pub(super) struct Encoded {
-    pub(super) body: Bytes,
-    pub(super) length: HeaderValue,
-    pub(super) etag: HeaderValue,
-    pub(super) headers: OnceLock<HeaderMap>,
-}
-
-impl Encoded {
-    /// `tag` names everything the answer's bytes depend on (see `page_tag`); each coding is a
-    /// representation of its own, so it has a tag of its own.
-    fn new(body: Bytes, tag: u64, encoding: Encoding) -> Self {
-        let etag = match encoding.header() {
-            Some(coding) => format!("\"{tag:016x}-{}\"", coding.to_str().unwrap_or_default()),
-            None => format!("\"{tag:016x}\""),
-        };
-        Encoded {
-            length: HeaderValue::from(body.len()),
-            // Quotes, hex digits, a dash and a coding name: always a valid header value.
-            etag: HeaderValue::from_str(&etag).unwrap_or(HeaderValue::from_static("\"\"")),
-            headers: OnceLock::new(),
-            body,
-        }
-    }
-}
-
-impl RenderedPage {
-    /// What keeping it costs, roughly: the page, its policy, and the query that keys it.
-    pub(super) fn bytes(&self, query: &str) -> usize {
-        // The compressed forms, once made, are each smaller than the page itself; each form's
-        // header map is about a kilobyte.
-        2 * self.page.body.len() + self.csp.len() + query.len() + 3 * HEADER_MAP_BYTES
-    }
-
-    /// Whether the page may still be served at `now`: a signed policy ends at its expiry.
-    pub(super) fn is_valid_at(&self, now: u64) -> bool {
-        match self.signature {
-            Signature::Valid(signed) => now < signed.expires,
-            Signature::NotChecked | Signature::Refused(_) => true,
-        }
-    }
-
-    /// The page in `encoding`, compressed now if this is the first time it is asked for.
-    pub(super) fn encoded(&self, encoding: Encoding) -> &Encoded {
-        let (page, tag) = (&self.page.body, self.tag);
-        match encoding {
-            Encoding::Identity => &self.page,
-            Encoding::Brotli => self
-                .brotli
-                .get_or_init(|| Encoded::new(compress::brotli(page), tag, encoding)),
-            Encoding::Gzip => self
-                .gzip
-                .get_or_init(|| Encoded::new(compress::gzip(page), tag, encoding)),
-        }
-    }
 }
 
 /// What a page's answer depends on besides its coding: the page (which holds the relay, the

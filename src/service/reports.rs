@@ -19,21 +19,45 @@ use super::{Service, Turned};
 
 const ALLOW_POST: HeaderValue = HeaderValue::from_static("POST");
 
-/// A report that may be read: for whom, and how its body is written.
-pub(super) struct Admitted {
-    index: usize,
-    target: ReportTarget,
-    media_type: MediaType,
-}
-
 impl Service {
-    /// The routed report, or the answer that refuses it before its body is read.
+    /// The routed report read and taken, with its answer and the host it was for; or the
+    /// answer that refuses it before its body is read.
     #[allow(clippy::result_large_err)]
-    pub(super) fn admit_report<'s, B>(
-        &'s self,
-        req: &Request<B>,
+    pub(super) fn report<'s>(
+        self: &'s Arc<Self>,
+        req: &Request<()>,
         routed: Routed<'s, '_>,
-    ) -> Result<Admitted, Turned<'s>> {
+        body: Incoming,
+        connection: &PerConnection,
+    ) -> Result<impl Future<Output = (usize, Response<Body>)> + Send + 'static, Turned<'s>> {
+        let (target, media_type) = self.admit_report(req, &routed)?;
+        let service = self.clone();
+        let per_connection = connection.reports.clone();
+        let index = routed.index;
+        Ok(async move {
+            let intake = &service.reports;
+            let timeout = service.report_read_timeout;
+            let taken =
+                reports::receive(intake, &target, media_type, body, &per_connection, timeout).await;
+            let response = match taken {
+                Ok(_) => no_content(),
+                Err(refused) => {
+                    intake.count_refused(refused);
+                    refusal(refused)
+                }
+            };
+            (index, response)
+        })
+    }
+
+    /// For whom a routed report is, and how its body is written; or the answer that refuses
+    /// it before its body is read.
+    #[allow(clippy::result_large_err)]
+    fn admit_report<'s>(
+        &'s self,
+        req: &Request<()>,
+        routed: &Routed<'s, '_>,
+    ) -> Result<(ReportTarget, MediaType), Turned<'s>> {
         let host = routed.host;
         let refuse = |refused: Refused| {
             self.reports.count_refused(refused);
@@ -56,41 +80,7 @@ impl Service {
             label: routed.label().map(Box::from),
             source: Source::from_query(req.uri().query()),
         };
-        Ok(Admitted {
-            index: routed.index,
-            target,
-            media_type,
-        })
-    }
-
-    /// Reads an admitted report's body and takes it: its answer, and the host it was for.
-    pub(super) fn receive_report(
-        self: &Arc<Self>,
-        admitted: Admitted,
-        body: Incoming,
-        connection: &PerConnection,
-    ) -> impl Future<Output = (usize, Response<Body>)> + Send + 'static {
-        let service = self.clone();
-        let per_connection = connection.reports.clone();
-        async move {
-            let intake = &service.reports;
-            let timeout = service.report_read_timeout;
-            let Admitted {
-                index,
-                target,
-                media_type,
-            } = admitted;
-            let taken =
-                reports::receive(intake, &target, media_type, body, &per_connection, timeout).await;
-            let response = match taken {
-                Ok(_) => no_content(),
-                Err(refused) => {
-                    intake.count_refused(refused);
-                    refusal(refused)
-                }
-            };
-            (index, response)
-        }
+        Ok((target, media_type))
     }
 }
 
