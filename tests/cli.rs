@@ -46,7 +46,7 @@ fn relay_prints_the_script_every_page_carries() {
     assert!(out.status.success());
     let relay = text(&out.stdout);
     assert!(
-        relay.contains("var DOMAIN_LISTS = [\"connectDomains\", ")
+        relay.contains("var DOMAIN_LISTS=[\"connectDomains\",")
             && relay.ends_with("start();\n})();\n"),
         "the shared vocabulary first, the start last"
     );

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 // The join's frame around the relay's body (build.rs's joined_relay).
-const OPENING = "(function () {\n'use strict';\n";
+const OPENING = "(function(){\n'use strict';\n";
 const CLOSING = 'start();\n})();\n';
 
 let body;

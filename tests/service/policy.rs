@@ -161,7 +161,7 @@ fn a_page_the_relay_asks_for_again_is_counted_and_carries_the_query_limit() {
     let config_in_page = page_config(&page);
     assert_eq!(config_in_page["maxQueryBytes"], 16384);
     assert!(
-        page.contains(&format!("var UPGRADE_PARAMETER = \"{UPGRADE_PARAMETER}\";")),
+        page.contains(&format!("var UPGRADE_PARAMETER=\"{UPGRADE_PARAMETER}\";")),
         "the relay's marker is the one the service reads"
     );
     assert_eq!(
