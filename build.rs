@@ -90,6 +90,11 @@ fn relay_vocabulary() -> String {
         .zip(vocabulary::LIST_DIRECTIVES)
         .map(|(list, directives)| format!("{}: [{}]", js(list), js_list(directives)))
         .collect();
+    let apps_sdk: Vec<String> = vocabulary::DOMAIN_LISTS
+        .iter()
+        .zip(vocabulary::APPS_SDK_LISTS)
+        .filter_map(|(list, key)| Some(format!("{}: {}", js(list), js(key?))))
+        .collect();
     let opt_ins: Vec<String> = vocabulary::OPT_INS
         .iter()
         .map(|(name, adds)| {
@@ -104,12 +109,16 @@ fn relay_vocabulary() -> String {
         "// The names the service and the relay share (src/vocabulary.rs, written by build.rs).\n\
          var DOMAIN_LISTS = [{}];\n\
          var POLICY_DIRECTIVES = {{ {} }};\n\
+         var APPS_SDK_LISTS = {{ {} }};\n\
+         var APPS_SDK_REDIRECT_LIST = {};\n\
          var OPT_INS = [{}];\n\
          var CSP_PARAMETER = {};\n\
          var WIDGET_CSP_PARAMETER = {};\n\
          var UPGRADE_PARAMETER = {};\n",
         lists.join(", "),
         directives.join(", "),
+        apps_sdk.join(", "),
+        js(vocabulary::APPS_SDK_REDIRECT_LIST),
         opt_ins.join(", "),
         js(vocabulary::CSP_PARAMETER),
         js(vocabulary::WIDGET_CSP_PARAMETER),

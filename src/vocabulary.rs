@@ -13,6 +13,21 @@ pub const DOMAIN_LISTS: [&str; 4] = [
     "baseUriDomains",
 ];
 
+/// The same lists as servers written for the Apps SDK declare them (`_meta["openai/widgetCSP"]`,
+/// which several hosts pass on unchanged), in [`DOMAIN_LISTS`] order; it has no `base-uri` list.
+/// Read where the spec's key is absent (or `null`): given both, the spec's spelling wins.
+pub const APPS_SDK_LISTS: [Option<&str>; 4] = [
+    Some("connect_domains"),
+    Some("resource_domains"),
+    Some("frame_domains"),
+    None,
+];
+
+/// The Apps SDK's list of the sites a view may send the user to without the host asking: no
+/// directive of a view policy grants it, so it is read into no list, and the relay says so.
+#[allow(dead_code, reason = "only the relay reads it")]
+pub const APPS_SDK_REDIRECT_LIST: &str = "redirect_domains";
+
 /// The directives of the view policy each list's sources go into, in [`DOMAIN_LISTS`] order.
 /// `worker-src` is in the policy only with the `worker-blob` opt-in.
 pub const LIST_DIRECTIVES: [&[&str]; 4] = [

@@ -209,6 +209,13 @@ fn malformed_queries_say_exactly_what_was_wrong() {
             },
         ),
         (
+            q(r#"{"connect_domains":"https://a.com"}"#),
+            DeclarationError::NotAnArray {
+                key: "connect_domains",
+                found: "a string",
+            },
+        ),
+        (
             q(r#"{"frameDomains":["https://a.com",7]}"#),
             DeclarationError::NotAString {
                 key: "frameDomains",
@@ -279,6 +286,39 @@ fn null_lists_are_absent_and_unknown_keys_ignored() {
     )
     .unwrap();
     assert!(policy.header().contains("connect-src 'self';"));
+}
+
+#[test]
+fn apps_sdk_keys_are_read_where_the_spec_key_is_absent() {
+    let policy = |json: &str| {
+        let query = format!(
+            "csp={}",
+            url::form_urlencoded::byte_serialize(json.as_bytes()).collect::<String>()
+        );
+        policy_for_query(&query, 16384, &OptIns::default())
+            .unwrap()
+            .header()
+            .to_owned()
+    };
+    let apps = policy(
+        r#"{"connect_domains":["https://api.example.com"],"resource_domains":["https://cdn.example.com"],"frame_domains":["https://player.example.com"],"redirect_domains":["https://shop.example.com"]}"#,
+    );
+    assert_eq!(
+        apps,
+        policy(
+            r#"{"connectDomains":["https://api.example.com"],"resourceDomains":["https://cdn.example.com"],"frameDomains":["https://player.example.com"]}"#
+        )
+    );
+    assert!(!apps.contains("shop.example.com"), "{apps}");
+    // The spec's key wins, even when empty; null counts as absent.
+    let both = policy(
+        r#"{"connectDomains":[],"connect_domains":["https://api.example.com"],"frameDomains":null,"frame_domains":["https://player.example.com"]}"#,
+    );
+    assert!(both.contains("connect-src 'self';"), "{both}");
+    assert!(
+        both.contains("frame-src https://player.example.com;"),
+        "{both}"
+    );
 }
 
 #[test]

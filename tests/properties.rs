@@ -7,7 +7,7 @@ mod common;
 use common::heads;
 use common::properties::{self, Site};
 use common::reports;
-use mcp_sandbox_proxy::HeadLimits;
+use mcp_sandbox_proxy::{HeadLimits, OptIns, policy_for_query};
 
 /// xorshift64*: small, seeded, the same sequence on every machine.
 struct Rng(u64);
@@ -97,6 +97,10 @@ const LISTS: &[&str] = &[
     "frameDomains",
     "baseUriDomains",
     "otherDomains",
+    "connect_domains",
+    "resource_domains",
+    "frame_domains",
+    "redirect_domains",
 ];
 
 fn source(rng: &mut Rng) -> String {
@@ -131,6 +135,59 @@ fn every_built_policy_is_clean_and_the_same_for_the_same_input() {
         properties::check_json(&json);
         let encoded: String = url::form_urlencoded::byte_serialize(json.as_bytes()).collect();
         properties::check_query(&format!("csp={encoded}"));
+    }
+}
+
+/// The spec's lists and the Apps SDK's key for each (base-uri has none).
+const SPELLINGS: [(&str, Option<&str>); 4] = [
+    ("connectDomains", Some("connect_domains")),
+    ("resourceDomains", Some("resource_domains")),
+    ("frameDomains", Some("frame_domains")),
+    ("baseUriDomains", None),
+];
+
+fn entries(rng: &mut Rng) -> Vec<String> {
+    (0..rng.below(8)).map(|_| source(rng)).collect()
+}
+
+fn policy_of(object: &serde_json::Map<String, serde_json::Value>) -> (String, String) {
+    let json = serde_json::Value::Object(object.clone()).to_string();
+    let encoded: String = url::form_urlencoded::byte_serialize(json.as_bytes()).collect();
+    match policy_for_query(&format!("csp={encoded}"), 64 * 1024, &OptIns::default()) {
+        Ok(policy) => (policy.header().to_owned(), format!("{:?}", policy.dropped)),
+        Err(refused) => (String::new(), refused.to_string()),
+    }
+}
+
+#[test]
+fn the_apps_sdk_spelling_gives_the_same_policy_and_the_spec_spelling_wins() {
+    let mut rng = Rng(0x5eed_0008);
+    for _ in 0..5_000 {
+        let (mut spec, mut apps, mut both) = Default::default();
+        for (list, apps_key) in SPELLINGS {
+            if rng.below(4) == 0 {
+                continue;
+            }
+            let value = serde_json::json!(entries(&mut rng));
+            let insert = |object: &mut serde_json::Map<_, _>, key: &str| {
+                object.insert(key.to_owned(), value.clone())
+            };
+            insert(&mut spec, list);
+            insert(&mut apps, apps_key.unwrap_or(list));
+            insert(&mut both, list);
+            if let Some(apps_key) = apps_key {
+                // Another list under the Apps SDK's key: never read beside the spec's.
+                let other = serde_json::json!(entries(&mut rng));
+                both.insert(apps_key.to_owned(), other);
+            }
+        }
+        if rng.below(3) == 0 {
+            let redirects = serde_json::json!(entries(&mut rng));
+            apps.insert("redirect_domains".to_owned(), redirects);
+        }
+        let expected = policy_of(&spec);
+        assert_eq!(policy_of(&apps), expected, "Apps SDK spelling: {apps:?}");
+        assert_eq!(policy_of(&both), expected, "both spellings: {both:?}");
     }
 }
 

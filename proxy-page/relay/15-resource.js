@@ -5,11 +5,11 @@
 // baseUriDomains?}, permissions?: {camera?, microphone?, geolocation?, clipboardWrite?}}.
 // Real hosts send other shapes. The Vercel AI SDK writes csp as a ready-made policy string and
 // the permissions as an `allow` string; MCP Inspector 2.x adds `src` for an app with an origin
-// of its own. A policy string is read into the four lists and then takes the object's path (the
+// of its own; hosts of servers written for the Apps SDK pass its widgetCSP, snake_case keys. A policy string is read into the four lists and then takes the object's path (the
 // service's grammar, the self-upgrade); an allow string stands for permissions when those are
 // absent. Whatever cannot be honoured is named once, with a link to the fix.
 //
-// Offers the other parts: asciiTokens, resourceParams.
+// Offers the other parts: asciiTokens, noteQueryRedirectDomains, resourceParams.
 
 // spec (CSP 3, "effective directive"): the directives a browser falls back to, in order, when
 // a policy lacks one; and the element forms a load obeys before its directive (a <script src>
@@ -52,6 +52,8 @@ function resourceParams(params) {
     console.warn('[sandbox] params.csp is ' + (Array.isArray(params.csp) ? 'an array' : 'a ' + typeof params.csp) +
       ': ignored.' + guide('params-csp'));
     read.csp = undefined;
+  } else if (params.csp !== undefined && params.csp !== null) {
+    read.csp = specSpelling(params.csp, 'params.csp');
   }
   var noPermissions = params.permissions === undefined || params.permissions === null;
   if (noPermissions && typeof params.allow === 'string') read.permissions = permissionsFromAllow(params.allow);
@@ -59,6 +61,37 @@ function resourceParams(params) {
     console.warn('[sandbox] params.src (' + String(params.src).slice(0, 200) + ') is ignored.' + guide('params-src'));
   }
   return read;
+}
+
+// Servers written for the Apps SDK declare the lists as _meta["openai/widgetCSP"] spells them
+// (connect_domains, ...), and several hosts pass that object on unchanged: each list is read
+// under the Apps SDK's key where the spec's is absent or null (APPS_SDK_LISTS, the shared
+// vocabulary, as the service reads ?csp=), so the rest of the relay reads the spec's spelling
+// only, and nothing else of the object. Its redirect_domains names sites the host may send the
+// user to without asking: no directive of a view policy grants that, which is said, so that a
+// server author does not look for it in the policy. `where` names the object.
+function specSpelling(csp, where) {
+  var read = {};
+  DOMAIN_LISTS.forEach(function (list) {
+    var value = csp[list];
+    if (value === undefined || value === null) value = csp[APPS_SDK_LISTS[list] || list];
+    if (value !== undefined && value !== null) read[list] = value;
+  });
+  if (Object.prototype.hasOwnProperty.call(csp, APPS_SDK_REDIRECT_LIST)) {
+    console.warn('[sandbox] ' + where + '.' + APPS_SDK_REDIRECT_LIST + ' grants nothing in a view\'s policy.' +
+      guide('redirect-domains'));
+  }
+  return read;
+}
+
+// The same note for the declaration in this page's own query, which the service read.
+function noteQueryRedirectDomains() {
+  try {
+    var params = new URL(window.location.href).searchParams;
+    specSpelling(JSON.parse(params.get(CSP_PARAMETER) || params.get(WIDGET_CSP_PARAMETER)) || {}, 'the query\'s csp');
+  } catch (unreadable) {
+    // The service answered such a query with a 400: nothing to add.
+  }
 }
 
 // A CSP policy string (or several, comma-separated, all of which apply) read into the spec's

@@ -31,6 +31,7 @@ function start() {
   clearPlantedCookies();
   reportDroppedSources();
   reportRefusedPolicy();
+  noteQueryRedirectDomains();
   window.addEventListener('message', onMessage);
   window.addEventListener('pagehide', onPageHide);
   document.addEventListener('securitypolicyviolation', onOwnViolation);

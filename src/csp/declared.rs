@@ -92,6 +92,19 @@ fn without_lone_surrogates(json: &str) -> Cow<'_, str> {
     }
 }
 
+/// The key `list` is declared under in `object`, and its value: the spec's spelling, or where
+/// that is absent or `null`, the Apps SDK's.
+fn spelled(
+    object: &serde_json::Map<String, Value>,
+    list: DomainList,
+) -> Option<(&'static str, &Value)> {
+    let present = |key: &'static str| match object.get(key) {
+        None | Some(Value::Null) => None,
+        Some(value) => Some((key, value)),
+    };
+    present(list.key()).or_else(|| present(list.apps_sdk_key()?))
+}
+
 fn json_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
@@ -104,8 +117,10 @@ fn json_type(value: &Value) -> &'static str {
 }
 
 impl Declared {
-    /// Type-checks the JSON object. Unknown keys are ignored (a newer spec may add lists;
-    /// ignoring them can only narrow), `null` counts as absent.
+    /// Type-checks the JSON object. Each list is read under the spec's key, or where that is
+    /// absent under the Apps SDK's (`connect_domains`, see `vocabulary::APPS_SDK_LISTS`).
+    /// Unknown keys are ignored (a newer spec may add lists; ignoring them can only narrow),
+    /// `null` counts as absent.
     pub fn from_json(json: &str) -> Result<Self, DeclarationError> {
         let json = without_lone_surrogates(json);
         let value: Value =
@@ -115,11 +130,12 @@ impl Declared {
         };
         let mut lists = Vec::new();
         for list in DomainList::ALL {
-            let key = list.key();
-            let entries = match object.get(key) {
-                None | Some(Value::Null) => continue,
-                Some(Value::Array(items)) => items,
-                Some(other) => {
+            let Some((key, value)) = spelled(&object, list) else {
+                continue;
+            };
+            let entries = match value {
+                Value::Array(items) => items,
+                other => {
                     return Err(DeclarationError::NotAnArray {
                         key,
                         found: json_type(other),

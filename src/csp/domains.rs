@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use super::source::{DropReason, HostSource};
-use crate::vocabulary::{DOMAIN_LISTS, LIST_DIRECTIVES};
+use crate::vocabulary::{APPS_SDK_LISTS, DOMAIN_LISTS, LIST_DIRECTIVES};
 
 /// The four domain lists a server declares in `_meta.ui.csp`, in the spec's spelling.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -40,6 +40,12 @@ impl DomainList {
     /// The key in the `?csp=` JSON object and in `sandbox-resource-ready.params.csp`.
     pub(crate) fn key(self) -> &'static str {
         DOMAIN_LISTS[self.index()]
+    }
+
+    /// The key the Apps SDK writes it under (`connect_domains`), if it has the list; read where
+    /// the spec's key is absent.
+    pub(crate) fn apps_sdk_key(self) -> Option<&'static str> {
+        APPS_SDK_LISTS[self.index()]
     }
 
     /// The directives of the view policy its sources go into.

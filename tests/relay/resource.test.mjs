@@ -139,6 +139,49 @@ describe('the resource params every host shape becomes', () => {
   });
 });
 
+describe("a csp written for the Apps SDK (openai/widgetCSP's snake_case keys)", () => {
+  const declared = {
+    connect_domains: ['https://api.example.com'], resource_domains: ['https://cdn.example.com'],
+    frame_domains: ['https://player.example.com'],
+  };
+  const spec = {
+    connectDomains: ['https://api.example.com'], resourceDomains: ['https://cdn.example.com'],
+    frameDomains: ['https://player.example.com'],
+  };
+
+  it("reads each list as the spec's, and the upgrade's ?csp= as for the spec's spelling", () => {
+    const { resourceParams, policyUrl, logged } = loadRelay(['resourceParams', 'policyUrl']);
+    const read = resourceParams({ html: '<p>', csp: declared });
+    assert.deepEqual(plain(read.csp), spec);
+    assert.equal(policyUrl(read.csp), policyUrl(spec));
+    assert.deepEqual(logged, []);
+  });
+
+  it("the spec's key wins where both are given, even empty; null counts as absent", () => {
+    const { resourceParams } = loadRelay(['resourceParams']);
+    const read = resourceParams({
+      html: '', csp: { connectDomains: [], connect_domains: ['https://api.example.com'], frameDomains: null, frame_domains: ['https://player.example.com'] },
+    });
+    assert.deepEqual(plain(read.csp), { connectDomains: [], frameDomains: ['https://player.example.com'] });
+  });
+
+  it('redirect_domains grants nothing, and is said once with its link, in params.csp and in ?csp=', () => {
+    const { resourceParams, logged } = loadRelay(['resourceParams']);
+    const read = resourceParams({ html: '', csp: { ...declared, redirect_domains: ['https://shop.example.com'] } });
+    assert.deepEqual(plain(read.csp), spec);
+    assert.equal(logged.length, 1, logged.join('\n'));
+    assert.match(logged[0], /^warning: \[sandbox\] params\.csp\.redirect_domains grants nothing in a view's policy\. See \S+#redirect-domains$/);
+    const query = encodeURIComponent(JSON.stringify({ redirect_domains: ['https://shop.example.com'] }));
+    const page = loadRelay(['noteQueryRedirectDomains'], { href: `https://chat.sandbox.test/sandbox.html?csp=${query}` });
+    page.noteQueryRedirectDomains();
+    assert.equal(page.logged.length, 1);
+    assert.ok(page.logged[0].includes("the query's csp.redirect_domains grants nothing"), page.logged[0]);
+    const quiet = loadRelay(['noteQueryRedirectDomains'], { href: 'https://chat.sandbox.test/sandbox.html?csp=%7B%7D' });
+    quiet.noteQueryRedirectDomains();
+    assert.deepEqual(quiet.logged, []);
+  });
+});
+
 describe('opt-in hints', () => {
   it('a refused eval is a note that it may be a probe; other refusals are warnings', () => {
     const { hintAtOptIn, logged } = loadRelay(['hintAtOptIn']);
