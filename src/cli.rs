@@ -45,6 +45,23 @@ enum Command {
     /// Print the relay script exactly as every page of this binary carries it, for review
     /// beside proxy-page/relay/ (the names it shares with the service come first).
     Relay(RelayArgs),
+    /// Print the label a server gets under a host entry with per-server subdomains, and the
+    /// origin its views run on (for its API's CORS list, OAuth redirect URIs, the report table).
+    Label(LabelArgs),
+}
+
+#[derive(Debug, Args)]
+struct LabelArgs {
+    /// The config file (TOML).
+    #[arg(long, env = "MCP_SANDBOX_PROXY_CONFIG")]
+    config: PathBuf,
+    /// The host entry's sandbox name; needed where several entries have per-server subdomains.
+    #[arg(long, value_name = "NAME")]
+    sandbox: Option<String>,
+    /// The server's id as the host hashes it (docs/hosts.md, serverLabel): its URL, or the
+    /// name or command line of a server without one (stdio:npx -y @acme/files-mcp).
+    #[arg(value_name = "SERVER")]
+    server: String,
 }
 
 #[derive(Debug, Args)]
@@ -116,6 +133,7 @@ impl Cli {
             Command::Serve(args) => serve(args).await,
             Command::Check(args) => check(&args.config),
             Command::Headers(args) => headers(&args),
+            Command::Label(args) => label(&args),
             Command::Relay(args) if args.page_config => print_page_config(),
             Command::Relay(_) => {
                 print!("{}", crate::page::RELAY_JS);
@@ -155,6 +173,25 @@ fn print_page_config() -> ExitCode {
         }
         None => {
             eprintln!("error: the embedded default's page was not served");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `label`: the server's label and its views' origin, a line each.
+fn label(args: &LabelArgs) -> ExitCode {
+    let Ok(loaded) = load(Some(&args.config)) else {
+        return ExitCode::FAILURE;
+    };
+    let service = Service::new(&loaded.config);
+    match service.view_origin(args.sandbox.as_deref(), &args.server) {
+        Ok(view) => {
+            println!("label: {}", view.label);
+            println!("origin: {}", view.origin);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
             ExitCode::FAILURE
         }
     }

@@ -15,8 +15,9 @@
 //!            → h2: hyper, streams run inline first
 //! service    front_door: refused (refusal) → routed once (route: host entry, served name)
 //!            → the page (page: from page_cache, or the query read once (page_query), the view
-//!            policy decided and the page rendered (render; signing), then logs, caching,
-//!            headers) or a CSP report (reports) → finished (counted, HSTS, cookies cleared)
+//!            policy decided and the page rendered (render; signing), then logs, forms,
+//!            headers, caching) or a CSP report (reports) → finished (counted, HSTS, cookies
+//!            cleared)
 //! metrics    counted on the way; admin serves them, with /livez and /readyz
 //! reload     SIGHUP or changed files → a new generation for every next request
 //! ```
@@ -78,7 +79,7 @@ pub use page_query::{
 pub use reports::{MalformedReport, read_report};
 pub use sandbox::{NoScripts, SandboxToken, ViewSandbox};
 pub use server::{ServeError, Server};
-pub use service::{NoSigner, PolicyVerdict, Service, Transport};
+pub use service::{NoLabel, NoSigner, PolicyVerdict, Service, Transport, ViewOrigin};
 pub use signing::{KeyListError, Malformation, PolicyKey, PolicyKeys, SignatureRefusal};
 pub use telemetry::{LogFormat, init as init_logging};
 

@@ -586,3 +586,89 @@ fn check_one_host(origin: &str, keys: &str) -> String {
     assert!(out.status.success(), "{}", text(&out.stderr));
     text(&out.stdout)
 }
+
+#[test]
+fn label_prints_the_label_and_the_origin_the_service_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    let config_path = write_config(dir.path(), TWO_HOSTS);
+    let service = mcp_sandbox_proxy::Service::new(&common::config(TWO_HOSTS));
+    for server in [
+        "https://mcp.example.com/mcp",
+        "stdio:npx -y @acme/files-mcp",
+        "ünïcode ☃",
+        "",
+    ] {
+        let out = run(&["label", "--config", &config_path, "--", server]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let printed = text(&out.stdout);
+        let mut lines = printed.lines();
+        let label = lines
+            .next()
+            .and_then(|l| l.strip_prefix("label: "))
+            .unwrap();
+        let origin = lines
+            .next()
+            .and_then(|l| l.strip_prefix("origin: "))
+            .unwrap();
+        assert!(lines.next().is_none(), "{printed}");
+        assert!(
+            label.len() == 32
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        );
+        assert_eq!(origin, format!("https://{label}.studio.sandbox.test"));
+        // The service serves that origin's page, and names it exactly in the page's own policy.
+        let request = http::Request::get("/")
+            .header(http::header::HOST, origin.trim_start_matches("https://"))
+            .body(())
+            .unwrap();
+        let page = service.handle(&request);
+        assert_eq!(page.status(), 200, "{origin}");
+        let csp = page.headers()["content-security-policy"].to_str().unwrap();
+        assert!(
+            csp.contains(&format!("report-uri {origin}/csp-report?from=page")),
+            "{csp}"
+        );
+    }
+    let named = run(&[
+        "label",
+        "--config",
+        &config_path,
+        "--sandbox",
+        "STUDIO.sandbox.test",
+        "x",
+    ]);
+    assert!(named.status.success(), "{}", text(&named.stderr));
+}
+
+#[test]
+fn label_says_why_a_name_gives_no_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let config_path = write_config(dir.path(), TWO_HOSTS);
+    for (sandbox, why) in [
+        (
+            "chat.sandbox.test",
+            "the host entry serving \"chat.sandbox.test\" gives servers no labels (per_server_subdomains = false)",
+        ),
+        (
+            "other.sandbox.test",
+            "no host entry serves \"other.sandbox.test\"",
+        ),
+    ] {
+        let out = run(&["label", "--config", &config_path, "--sandbox", sandbox, "x"]);
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(text(&out.stderr), format!("error: {why}\n"));
+    }
+    let both = TWO_HOSTS.replace(
+        "sandbox = \"chat.sandbox.test\"",
+        "sandbox = \"chat.sandbox.test\"\nper_server_subdomains = true",
+    );
+    let config_path = write_config(dir.path(), &both);
+    let out = run(&["label", "--config", &config_path, "x"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "error: 2 host entries give servers labels: name one with --sandbox (chat.sandbox.test, studio.sandbox.test)\n"
+    );
+}

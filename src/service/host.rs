@@ -22,8 +22,9 @@ pub(super) struct Host {
     pub(super) name: Arc<str>,
     /// The sandbox name as routed (lower case, the default port left out).
     pub(super) sandbox: Box<str>,
-    /// `https` or `http`: how browsers reach this sandbox, for the report endpoint's URL.
-    pub(super) report_scheme: &'static str,
+    /// `https` or `http`: how browsers reach this sandbox, for the report endpoint's URL and
+    /// the origins of its per-server labels.
+    pub(super) scheme: &'static str,
 }
 
 impl Host {
@@ -36,7 +37,7 @@ impl Host {
             counters: metrics.entry(&name),
             name: Arc::from(name),
             sandbox: route_key(&entry.sandbox.authority(default_port), default_port).into(),
-            report_scheme: if https { "https" } else { "http" },
+            scheme: if https { "https" } else { "http" },
             caching: Caching::new(entry.cache_max_age),
             config: entry.clone(),
         }

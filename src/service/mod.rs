@@ -18,6 +18,7 @@ mod forms;
 mod front_door;
 mod headers;
 mod host;
+mod labels;
 mod logs;
 mod page;
 mod page_cache;
@@ -46,6 +47,7 @@ use host::Host;
 use page_cache::PageCache;
 use policy::Signing;
 
+pub use labels::{NoLabel, ViewOrigin};
 pub use policy::PolicyVerdict;
 
 pub(crate) use headers::plain_text;

@@ -50,7 +50,7 @@ pub(super) fn render(
     // a relative `report-uri`.
     let report_to = entry
         .csp_reports
-        .then(|| format!("{}://{served_as}{REPORT_PATH}", host.report_scheme));
+        .then(|| format!("{}://{served_as}{REPORT_PATH}", host.scheme));
     let csp = content_security_policy(view_policy, &origins, &sandbox, report_to.as_deref());
     let Ok(csp) = HeaderValue::from_str(&csp) else {
         return Err(PageError::Header);

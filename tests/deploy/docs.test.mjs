@@ -2,9 +2,11 @@
 // label the service routes.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT } from './tools.mjs';
+import { ROOT, STATIC_BINARY } from './tools.mjs';
 
 it('docs/hosts.md: serverLabel gives a 32-hex-character DNS label', async () => {
   const guide = readFileSync(join(ROOT, 'docs', 'hosts.md'), 'utf8');
@@ -38,4 +40,23 @@ it("docs/hosts.md: viewOrigin gives a server its own label whatever its _meta.ui
   assert.notEqual(other, own, "a server never gets another server's origin");
   assert.equal(warned.length, 1);
   assert.match(warned[0], /declares _meta\.ui\.domain/);
+});
+
+it("`mcp-sandbox-proxy label` prints the guide's serverLabel and viewOrigin, byte for byte", async (t) => {
+  const guide = readFileSync(join(ROOT, 'docs', 'hosts.md'), 'utf8');
+  const blocks = guide.split('```js').map((b) => b.split('```')[0]);
+  const label = blocks.find((b) => b.includes('async function serverLabel'));
+  const origin = blocks.find((b) => b.includes('async function viewOrigin'));
+  const labelSource = label.slice(label.indexOf('async function serverLabel'), label.indexOf('\n}\n') + 2);
+  const { serverLabel, viewOrigin } = new Function('console', `${labelSource}\n${origin}; return { serverLabel, viewOrigin };`)(console);
+  const dir = mkdtempSync(join(tmpdir(), 'label-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const config = join(dir, 'config.toml');
+  // The guide's names: views on https://<label>.chat.example-sandbox.net.
+  writeFileSync(config, 'listen = "127.0.0.1:0"\n[[hosts]]\norigin = "https://chat.example.com"\n' +
+    'sandbox = "chat.example-sandbox.net"\nper_server_subdomains = true\n');
+  for (const server of ['https://mcp.example.com/mcp', 'stdio:npx -y @acme/files-mcp', 'filesystem', 'ünïcode ☃ 𝄞', '']) {
+    const printed = execFileSync(STATIC_BINARY, ['label', '--config', config, '--', server], { encoding: 'utf8' });
+    assert.equal(printed, `label: ${await serverLabel(server)}\norigin: ${await viewOrigin(server)}\n`, server);
+  }
 });
