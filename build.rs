@@ -112,6 +112,7 @@ fn relay_vocabulary() -> String {
          var APPS_SDK_LISTS = {{ {} }};\n\
          var APPS_SDK_REDIRECT_LIST = {};\n\
          var OPT_INS = [{}];\n\
+         var VIEW_FEATURES = [{}];\n\
          var CSP_PARAMETER = {};\n\
          var WIDGET_CSP_PARAMETER = {};\n\
          var UPGRADE_PARAMETER = {};\n",
@@ -120,6 +121,7 @@ fn relay_vocabulary() -> String {
         apps_sdk.join(", "),
         js(vocabulary::APPS_SDK_REDIRECT_LIST),
         opt_ins.join(", "),
+        js_list(&vocabulary::VIEW_FEATURES),
         js(vocabulary::CSP_PARAMETER),
         js(vocabulary::WIDGET_CSP_PARAMETER),
         js(vocabulary::UPGRADE_PARAMETER),

@@ -7,7 +7,7 @@
 use bytes::{BufMut, Bytes, BytesMut};
 use serde_json::{Value, json};
 
-use crate::config::RelayMessages;
+use crate::config::{RelayMessages, ViewFeatures};
 use crate::csp::{DomainList, ViewPolicy};
 use crate::embedders::Pinned;
 use crate::sandbox::{SandboxToken, ViewSandbox};
@@ -73,6 +73,8 @@ pub(crate) struct RelaySettings<'a> {
     pub(crate) view_sandbox: &'a ViewSandbox,
     /// The tokens a view gets when the host asks for none; `None`: the spec's default.
     pub(crate) view_sandbox_default: Option<&'a ViewSandbox>,
+    /// The browser features every view gets beyond what its host asked for.
+    pub(crate) view_features: &'a ViewFeatures,
     /// The host signs its policies: the relay never asks for another one itself.
     pub(crate) signed_policies: bool,
     /// Why this page's `?csp=` got the default policy instead, for the relay to say.
@@ -109,6 +111,7 @@ fn page_config(hosts: &Pinned<'_>, policy: &ViewPolicy, relay: &RelaySettings<'_
         "viewSandboxDefault": relay
             .view_sandbox_default
             .map(|tokens| tokens.iter().map(SandboxToken::name).collect::<Vec<_>>()),
+        "viewFeatures": relay.view_features.names().collect::<Vec<_>>(),
         "signedPolicies": relay.signed_policies,
         "policyRefused": relay.policy_refused,
         // For a host that writes its views' policies: whose it is, and the spec's default (with

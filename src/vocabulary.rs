@@ -66,3 +66,43 @@ pub const WIDGET_CSP_PARAMETER: &str = "widget_csp";
 /// The page query's parameter that marks a page the relay asked for again, with the `csp` its
 /// resource declared.
 pub const UPGRADE_PARAMETER: &str = "upgrade";
+
+/// The browser features an operator may grant a host's views (`view_features`): the
+/// Permissions Policy features Chromium 156 knows (`document.featurePolicy.features()`) that a
+/// view can use, and `web-share`, which Firefox and Safari know. Left out: the spec's four
+/// permissions (each view asks for those, and its host grants them), client hints (`ch-*`), and
+/// what is no view's to decide: the local network and loopback, cross-origin isolation, ad and
+/// tracking APIs, `unload`. The relay denies a view each of these the entry does not grant.
+pub const VIEW_FEATURES: [&str; 31] = [
+    "accelerometer",
+    "autoplay",
+    "clipboard-read",
+    "compute-pressure",
+    "display-capture",
+    "encrypted-media",
+    "fullscreen",
+    "gamepad",
+    "gyroscope",
+    "hid",
+    "idle-detection",
+    "keyboard-map",
+    "language-detector",
+    "local-fonts",
+    "magnetometer",
+    "midi",
+    "otp-credentials",
+    "payment",
+    "picture-in-picture",
+    "publickey-credentials-create",
+    "publickey-credentials-get",
+    "screen-wake-lock",
+    "serial",
+    "speaker-selection",
+    "storage-access",
+    "summarizer",
+    "translator",
+    "usb",
+    "web-share",
+    "window-management",
+    "xr-spatial-tracking",
+];

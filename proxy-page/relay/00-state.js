@@ -17,7 +17,7 @@
 // Offers the other parts: CSP_VIOLATION, DEFAULT_SANDBOX, GUIDE, KEPT_FRAGMENT, KEPT_PREFIX,
 //   LOAD_SRC, MAX_HELD, MAX_NAME_RELOADS, MAX_RELOADS, MAX_VIOLATIONS, PAGE_SCHEME,
 //   PERMISSION_FEATURES, PROXY_READY, RESERVED_PREFIX, RESOURCE_READY, anyMessages, config,
-//   hostOrigins, hostPolicy, signedPolicies, state, viewSandbox.
+//   hostOrigins, hostPolicy, signedPolicies, state, viewFeatures, viewSandbox.
 
 var RESERVED_PREFIX = 'ui/notifications/sandbox-';
 var PROXY_READY = 'ui/notifications/sandbox-proxy-ready';
@@ -69,6 +69,10 @@ var anyMessages = config.anyMessages === true;
 // header carries the same set as a CSP sandbox policy, so nothing below the page has more,
 // whatever a view does to its frames (WebKit forgets an ancestor's flags otherwise).
 var viewSandbox = config.viewSandbox || ['allow-scripts'];
+// The operator's per-host grant (view_features): browser features beyond the spec's four
+// permissions (fullscreen, autoplay, ...) that every view of this host gets, beside what its
+// host asked for. A feature reaches a view only if the host's iframe delegates it too.
+var viewFeatures = config.viewFeatures || [];
 // SECURITY: the operator's per-host opt-in (policy_keys): the service serves a ?csp= only
 // with the host's signature, so this page never reloads itself for a policy (it cannot sign)
 // and no kept resource is ever meant for it. A view that can script this page can still
@@ -94,6 +98,7 @@ var state = {
   hinted: {},             // 40-policy.js: the opt-ins already named to this view's developer
   warned: new Set(),      // 20-messages.js: the refusals already said for this view, each once
   sandboxWarned: new Set(), // 35-frame.js: the refused sandbox tokens already named on this page
+  featuresWarned: false,  // 35-frame.js: granted features the host does not delegate, named on this page
   loadSrcRefused: false,  // 20-messages.js: a host's sunpeak/sandbox-load-src already named
   upgrading: null,        // 50-reload.js: {key, resource, reloads, url, text} carried to this page's reload
   frameName: ''           // 50-reload.js: the frame's own name, given back once a carried resource is taken

@@ -3,7 +3,8 @@
 // spec: the view's sandbox defaults to "allow-scripts allow-same-origin allow-forms" and a host
 // may ask for other tokens; requested permissions become features of the frame's allow.
 // SECURITY: no token outside the operator's view_sandbox, never allow-top-navigation*; every
-// feature not requested is denied. sandboxTokens and allowAttribute are unit-tested.
+// spec permission not requested is denied; beyond them, only the features the operator
+// granted (view_features). sandboxTokens and allowAttribute are unit-tested.
 //
 // Offers the other parts: allowAttribute, sandboxTokens, warnAboutPermissions.
 
@@ -55,12 +56,26 @@ function warnAboutRefusedTokens(refused) {
 // A bare feature means "the frame's own origin", which an opaque view's origin never is: for
 // an opaque view a requested feature is delegated to `*`, the only allowlist it matches (it
 // follows the frame, so a view that navigates itself away keeps it; the relay stops there).
+// The features an operator may grant (VIEW_FEATURES, the shared vocabulary) follow: each one
+// the host entry grants (view_features) delegated alike, every other one denied, since a
+// same-origin view would otherwise inherit it from whatever the host delegated to this page.
+// Where the engine lists the features it knows (Chromium), a denial it does not know is left
+// out: it would only log that it does not know it.
 function allowAttribute(permissions, opaque) {
   var requested = requestedPermissions(permissions);
-  return Object.keys(PERMISSION_FEATURES).map(function (key) {
+  var delegated = opaque ? ' *' : '';
+  var policy = document.featurePolicy || document.permissionsPolicy;
+  var known = policy && typeof policy.features === 'function' ? policy.features() : VIEW_FEATURES;
+  var spec = Object.keys(PERMISSION_FEATURES).map(function (key) {
     if (!requested[key]) return PERMISSION_FEATURES[key] + " 'none'";
-    return PERMISSION_FEATURES[key] + (opaque ? ' *' : '');
-  }).join('; ');
+    return PERMISSION_FEATURES[key] + delegated;
+  });
+  var extra = VIEW_FEATURES.filter(function (feature) {
+    return viewFeatures.indexOf(feature) !== -1 || known.indexOf(feature) !== -1;
+  }).map(function (feature) {
+    return feature + (viewFeatures.indexOf(feature) === -1 ? " 'none'" : delegated);
+  });
+  return spec.concat(extra).join('; ');
 }
 
 function requestedPermissions(permissions) {
@@ -86,5 +101,23 @@ function warnAboutPermissions(permissions, opaque) {
       console.warn('[sandbox] the view asks for ' + key + ' but it is opaque (no allow-same-origin).' +
         guide('permission-opaque'));
     }
+  });  warnAboutUndelegatedFeatures(policy);
+}
+
+// Say once per page which of the operator's granted features the host's iframe does not
+// delegate, where this page can tell: fullscreen in every engine (fullscreenEnabled), any
+// feature the engine's permissions-policy API knows. Without the host's delegation the grant
+// gives the view nothing.
+function warnAboutUndelegatedFeatures(policy) {
+  if (state.featuresWarned) return;
+  state.featuresWarned = true;
+  var known = policy && typeof policy.features === 'function' ? policy.features() : [];
+  var missing = viewFeatures.filter(function (feature) {
+    if (feature === 'fullscreen' && document.fullscreenEnabled === false) return true;
+    return known.indexOf(feature) !== -1 && !policy.allowsFeature(feature);
   });
+  if (missing.length) {
+    console.warn('[sandbox] this host entry grants its views ' + missing.join(', ') +
+      ' but the host\'s iframe does not delegate it.' + guide('feature-not-delegated'));
+  }
 }

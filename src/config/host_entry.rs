@@ -7,6 +7,8 @@ use std::time::Duration;
 use toml::de::DeValue;
 
 use crate::csp::{OptIn, OptIns};
+
+use super::features::{ViewFeature, ViewFeatures};
 use crate::embedders::Embedders;
 use crate::origin::{Embedder, SandboxName};
 use crate::page_paths::PagePaths;
@@ -50,6 +52,7 @@ pub(super) const KEYS: &[&str] = &[
     "relay_messages",
     "view_sandbox",
     "view_sandbox_default",
+    "view_features",
     "policy_keys",
     "policy_max_lifetime",
     "page_paths",
@@ -165,6 +168,15 @@ pub(super) fn entry(
     let view_sandbox_default = w.optional(&at, "view_sandbox_default", None, |w, v, key| {
         view_sandbox_default(w, v, key, view_sandbox.as_ref())
     });
+    let view_features = w.optional(
+        &at,
+        "view_features",
+        ViewFeatures::default(),
+        |w, v, key| {
+            let what = "browser features, like [\"fullscreen\"]";
+            w.names::<ViewFeature>(v, key, what).map(ViewFeatures::new)
+        },
+    );
     let policy_keys = w.optional(&at, "policy_keys", None, |w, v, key| {
         policy_keys(w, v, key).map(Some)
     });
@@ -202,6 +214,7 @@ pub(super) fn entry(
         relay_messages: relay_messages?,
         view_sandbox: view_sandbox?,
         view_sandbox_default: view_sandbox_default?,
+        view_features: view_features?,
         policy_keys: policy_keys?,
         policy_max_lifetime: policy_max_lifetime?,
         page_paths: page_paths?,

@@ -8,6 +8,7 @@
 mod acme;
 mod cross_check;
 mod document;
+mod features;
 mod host_entry;
 mod limits;
 mod problem;
@@ -31,6 +32,7 @@ use crate::signing::PolicyKeys;
 use walk::Walker;
 
 pub use acme::{AcmeName, AcmeSettings};
+pub use features::ViewFeatures;
 pub use problem::{ConfigError, Problem};
 
 pub(crate) use acme::{Challenge, SYSTEM_CA_BUNDLES};
@@ -108,6 +110,9 @@ pub struct HostEntry {
     pub relay_messages: RelayMessages,
     /// The sandbox tokens this host's views may ever get (`view_sandbox`).
     pub view_sandbox: ViewSandbox,
+    /// The browser features granted to every view beyond the spec's permissions
+    /// (`view_features`); none by default.
+    pub view_features: ViewFeatures,
     /// The tokens a view gets when the host asks for none (`view_sandbox_default`), within
     /// `view_sandbox`; `None`: the spec's default, cut to `view_sandbox`.
     pub view_sandbox_default: Option<ViewSandbox>,

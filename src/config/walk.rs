@@ -307,7 +307,7 @@ impl<'a> Walker<'a> {
     }
 
     /// A list of names, each parsed, then made into one value by a rule over them all.
-    pub(super) fn names_into<T: FromStr<Err = String>, S, E: std::fmt::Display>(
+    pub(super) fn names_into<T: FromStr<Err: std::fmt::Display>, S, E: std::fmt::Display>(
         &mut self,
         value: &Value<'_>,
         key: &str,
@@ -325,7 +325,7 @@ impl<'a> Walker<'a> {
     }
 
     /// A list of names, each parsed; every one that is not known is its own error.
-    pub(super) fn names<T: FromStr<Err = String>>(
+    pub(super) fn names<T: FromStr<Err: std::fmt::Display>>(
         &mut self,
         value: &Value<'_>,
         key: &str,
@@ -340,7 +340,7 @@ impl<'a> Walker<'a> {
         let mut ok = true;
         for (i, item) in items.iter().enumerate() {
             let name = match item.get_ref() {
-                DeValue::String(name) => name.parse::<T>(),
+                DeValue::String(name) => name.parse::<T>().map_err(|e| e.to_string()),
                 other => Err(format!("must be a string, not {}", other.type_str())),
             };
             match name {

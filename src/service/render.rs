@@ -64,6 +64,7 @@ pub(super) fn render(
         messages: entry.relay_messages,
         view_sandbox: &entry.view_sandbox,
         view_sandbox_default: entry.view_sandbox_default.as_ref(),
+        view_features: &entry.view_features,
         signed_policies: entry.policy_keys.is_some(),
         host_policy: host.writes_view_policies(),
         policy_refused: refused.as_deref(),

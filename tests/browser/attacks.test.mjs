@@ -408,11 +408,14 @@ document.body.appendChild(f);
       const f = document.querySelector('iframe');
       return { sandbox: f.getAttribute('sandbox'), srcdoc: f.hasAttribute('srcdoc'), allow: f.getAttribute('allow') };
     });
-    assert.deepEqual(attrs, {
+    // The spec's four, not requested, then every feature an operator may grant, none granted.
+    const [spec, granted] = [attrs.allow.split('; ').slice(0, 4), attrs.allow.split('; ').slice(4)];
+    assert.deepEqual({ ...attrs, allow: spec.join('; ') }, {
       sandbox: 'allow-scripts allow-same-origin allow-forms',
       srcdoc: false,
       allow: "camera 'none'; microphone 'none'; geolocation 'none'; clipboard-write 'none'",
     });
+    assert.ok(granted.includes("fullscreen 'none'") && granted.every((f) => f.endsWith(" 'none'")), attrs.allow);
   });
 
   // The camera, asked for by the view itself (each engine has a fake one, granted without a

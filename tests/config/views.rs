@@ -43,6 +43,48 @@ fn view_opt_ins_are_off_by_default_and_only_known_names_are_taken() {
 }
 
 #[test]
+fn view_features_grant_none_by_default_and_only_known_features_beyond_the_spec_permissions() {
+    let parse = |text: &str| {
+        Config::parse("c.toml", text, Path::new("/"))
+            .unwrap()
+            .config
+    };
+    let base = host("https://chat.example.com", "chat.sandbox.test");
+    assert!(parse(&base).hosts[0].view_features.is_empty());
+    let granted = parse(&format!(
+        "{base}view_features = [\"picture-in-picture\", \"fullscreen\", \"fullscreen\"]\n"
+    ));
+    assert_eq!(
+        granted.hosts[0].view_features.names().collect::<Vec<_>>(),
+        ["fullscreen", "picture-in-picture"]
+    );
+    for (value, message) in [
+        (
+            "[\"fullscreen\", \"fulscreen\"]",
+            "c.toml:5: hosts[0].view_features[1] unknown feature \"fulscreen\" — did you mean \"fullscreen\"?",
+        ),
+        (
+            "[\"camera\"]",
+            "c.toml:5: hosts[0].view_features[0] \"camera\" is one of the spec's permissions: each view asks for it (its resource's permissions) and the host grants it",
+        ),
+        (
+            "[\"local-network-access\"]",
+            "c.toml:5: hosts[0].view_features[0] unknown feature \"local-network-access\": view_features takes Permissions Policy features such as \"fullscreen\" (docs/configuration.md#view-features)",
+        ),
+        (
+            "\"fullscreen\"",
+            "c.toml:5: hosts[0].view_features must be a list of browser features, like [\"fullscreen\"], not string",
+        ),
+    ] {
+        assert_eq!(
+            errors(&format!("{base}view_features = {value}\n")),
+            [message],
+            "{value}"
+        );
+    }
+}
+
+#[test]
 fn view_sandbox_takes_known_tokens_with_scripts_and_never_top_navigation() {
     use mcp_sandbox_proxy::{SandboxToken, ViewSandbox};
     let base = host("https://chat.example.com", "chat.sandbox.test");

@@ -115,12 +115,32 @@ describe("the inner frame's sandbox and allow attribute", () => {
 
   it('requested features are delegated (to * for an opaque view); the rest are denied', () => {
     const { allowAttribute } = loadRelay(['allowAttribute']);
-    assert.equal(allowAttribute({ camera: {} }, false),
+    // Every feature an operator may grant follows, denied: this entry grants none.
+    const denied = "; accelerometer 'none'; autoplay 'none'";
+    const spec = (allow) => allow.slice(0, allow.indexOf(denied));
+    assert.equal(spec(allowAttribute({ camera: {} }, false)),
       "camera; microphone 'none'; geolocation 'none'; clipboard-write 'none'");
-    assert.equal(allowAttribute({ camera: {}, clipboardWrite: {} }, true),
+    assert.equal(spec(allowAttribute({ camera: {}, clipboardWrite: {} }, true)),
       "camera *; microphone 'none'; geolocation 'none'; clipboard-write *");
-    assert.equal(allowAttribute('camera', false),
+    assert.equal(spec(allowAttribute('camera', false)),
       "camera 'none'; microphone 'none'; geolocation 'none'; clipboard-write 'none'");
+    const rest = allowAttribute({}, false).split('; ').slice(4);
+    assert.equal(rest.length, 31);
+    assert.ok(rest.every((feature) => / 'none'$/.test(feature)), rest.join('; '));
+  });
+
+  it("the operator's granted features are delegated like a requested one; the engine's unknown denials left out", () => {
+    const granted = pageConfig({ viewFeatures: ['fullscreen', 'web-share'] });
+    const { allowAttribute } = loadRelay(['allowAttribute'], { config: granted });
+    const features = (allow) => allow.split('; ').slice(4);
+    assert.ok(features(allowAttribute({}, false)).includes('fullscreen'));
+    assert.ok(features(allowAttribute({}, true)).includes('fullscreen *'));
+    assert.ok(features(allowAttribute({}, false)).includes("autoplay 'none'"));
+    // An engine that lists what it knows (Chromium) gets no denial it does not know, and every grant.
+    const chromium = { featurePolicy: { features: () => ['fullscreen', 'autoplay'] } };
+    const listed = loadRelay(['allowAttribute'], { config: granted, page: chromium }).allowAttribute;
+    assert.equal(listed({}, true), "camera 'none'; microphone 'none'; geolocation 'none'; clipboard-write 'none'; " +
+      "autoplay 'none'; fullscreen *; web-share *");
   });
 });
 
