@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use http::{Request, header};
 
-use crate::config::{Config, HostEntry, Loaded, RelayMessages, ViewPolicyOwner};
+use crate::config::{Config, HostEntry, Loaded, OpaqueViewStorage, RelayMessages, ViewPolicyOwner};
 use crate::sandbox::ViewSandbox;
 use crate::server::Server;
 use crate::service::{PolicyVerdict, Service};
@@ -390,13 +390,31 @@ fn check(path: &Path) -> ExitCode {
 /// host's view policies, what its views may do in their frames, and whose policies are signed.
 /// One kind of line after another, each for every host it applies to.
 fn print_review(config: &Config) {
-    let review: [fn(&HostEntry) -> Option<String>; 6] = [
+    let review: [fn(&HostEntry) -> Option<String>; 8] = [
         |host| {
             (!host.view_opt_ins.is_empty()).then(|| {
                 format!(
                     "opt-in: views of {} also get {}",
                     host.origin,
                     host.view_opt_ins.describe()
+                )
+            })
+        },
+        |host| {
+            (!host.view_features.is_empty()).then(|| {
+                let granted: Vec<&str> = host.view_features.names().collect();
+                format!(
+                    "opt-in: views of {} may use {} where the host delegates it (view_features)",
+                    host.origin,
+                    granted.join(", ")
+                )
+            })
+        },
+        |host| {
+            (host.opaque_view_storage == OpaqueViewStorage::Memory).then(|| {
+                format!(
+                    "opt-in: opaque views of {} get localStorage and sessionStorage in their own memory (opaque_view_storage = \"memory\")",
+                    host.origin
                 )
             })
         },
@@ -473,9 +491,9 @@ fn headers(args: &HeadersArgs) -> ExitCode {
         );
     }
     let uri = if target.query.is_empty() {
-        "/".to_owned()
+        target.path.clone()
     } else {
-        format!("/?{}", target.query)
+        format!("{}?{}", target.path, target.query)
     };
     let request = Request::get(uri)
         .header(header::HOST, &target.authority)
@@ -501,9 +519,11 @@ fn headers(args: &HeadersArgs) -> ExitCode {
     signature_verdict(&service, &target)
 }
 
-/// The authority and raw query `headers` asks with.
+/// The authority, path and raw query `headers` asks with.
 struct Target {
     authority: String,
+    /// The URL's path with `--url` (a host entry's `page_paths`), `/` otherwise.
+    path: String,
     query: String,
 }
 
@@ -516,7 +536,12 @@ fn request_target(args: &HeadersArgs, service: &Service) -> Result<Target, Strin
             None => host.to_owned(),
         };
         let query = url.query().unwrap_or_default().to_owned();
-        return Ok(Target { authority, query });
+        let path = url.path().to_owned();
+        return Ok(Target {
+            authority,
+            path,
+            query,
+        });
     }
     // clap requires --sandbox without --url.
     let authority = args.sandbox.clone().unwrap_or_default();
@@ -537,6 +562,7 @@ fn request_target(args: &HeadersArgs, service: &Service) -> Result<Target, Strin
     }
     Ok(Target {
         authority,
+        path: "/".to_owned(),
         query: query.finish(),
     })
 }

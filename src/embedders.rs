@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use crate::origin::{Embedder, Origin};
-use crate::page_query::EMBEDDER_PARAMETER;
+use crate::page_query::{EMBEDDER_PARAMETER, NamedEmbedder};
 
 /// At most this many origins and patterns per entry: each is one more `frame-ancestors` source
 /// and one more target the relay says ready to.
@@ -61,8 +61,15 @@ impl Embedders {
     /// The origins a page may be framed by. Without a name: every exact origin (a pattern
     /// needs the page's own origin named, so that a page rendered for one preview can only ever
     /// be framed by it). With one (`?embedder=`): that origin alone, if it is one of these.
-    pub(crate) fn pin(&self, named: Option<&str>) -> Result<Pinned<'_>, EmbedderError> {
-        let Some(raw) = named else {
+    pub(crate) fn pin(
+        &self,
+        named: Option<NamedEmbedder<'_>>,
+    ) -> Result<Pinned<'_>, EmbedderError> {
+        let Some(NamedEmbedder {
+            parameter,
+            origin: raw,
+        }) = named
+        else {
             let exact: Vec<&Origin> = self.exact().collect();
             if exact.is_empty() {
                 return Err(EmbedderError::Unnamed {
@@ -72,6 +79,7 @@ impl Embedders {
             return Ok(Pinned(exact.into_iter().map(Cow::Borrowed).collect()));
         };
         let origin: Origin = raw.parse().map_err(|e| EmbedderError::NotAnOrigin {
+            parameter,
             raw: raw.to_owned(),
             reason: format!("{e}"),
         })?;
@@ -86,6 +94,7 @@ impl Embedders {
             Ok(Pinned(vec![Cow::Owned(origin)]))
         } else {
             Err(EmbedderError::Foreign {
+                parameter,
                 raw: raw.to_owned(),
                 served: self.to_string(),
             })
@@ -103,16 +112,20 @@ pub enum EmbedderError {
         served: String,
     },
     /// `embedder` is not an origin.
-    #[error("?{p}={raw:?} is not an origin: {reason}", p = EMBEDDER_PARAMETER)]
+    #[error("?{parameter}={raw:?} is not an origin: {reason}")]
     NotAnOrigin {
+        /// The parameter that names it (`embedder`, `parentOrigin`).
+        parameter: &'static str,
         /// The parameter as written.
         raw: String,
         /// Why it is not an origin.
         reason: String,
     },
     /// `embedder` is an origin the entry does not serve.
-    #[error("?{p}={raw:?} is not one of this sandbox's host origins {served}", p = EMBEDDER_PARAMETER)]
+    #[error("?{parameter}={raw:?} is not one of this sandbox's host origins {served}")]
     Foreign {
+        /// The parameter that names it (`embedder`, `parentOrigin`).
+        parameter: &'static str,
         /// The parameter as written.
         raw: String,
         /// The entry's origins and patterns.
@@ -193,7 +206,12 @@ mod tests {
             ),
         ];
         for (named, want) in cases {
-            let pinned = listed.pin(Some(named)).unwrap();
+            let pinned = listed
+                .pin(Some(NamedEmbedder {
+                    parameter: EMBEDDER_PARAMETER,
+                    origin: named,
+                }))
+                .unwrap();
             assert_eq!(pinned.to_string(), want, "{named}");
         }
     }
@@ -207,11 +225,20 @@ mod tests {
             "http://[::1]:6274",
             "*",
         ] {
-            let refused = listed.pin(Some(named)).unwrap_err().to_string();
+            let refused = listed
+                .pin(Some(NamedEmbedder {
+                    parameter: EMBEDDER_PARAMETER,
+                    origin: named,
+                }))
+                .unwrap_err()
+                .to_string();
             assert!(refused.contains("?embedder="), "{named}: {refused}");
         }
         let refused = listed
-            .pin(Some("http://localhost:1"))
+            .pin(Some(NamedEmbedder {
+                parameter: EMBEDDER_PARAMETER,
+                origin: "http://localhost:1",
+            }))
             .unwrap_err()
             .to_string();
         assert!(

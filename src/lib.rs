@@ -61,8 +61,8 @@ mod vocabulary;
 pub use body::{Body, Unsent};
 pub use cli::Cli;
 pub use config::{
-    Config, ConfigError, EMBEDDED_DEFAULT, HostEntry, Limits, Loaded, Problem, RelayMessages,
-    ViewPolicyOwner,
+    Config, ConfigError, EMBEDDED_DEFAULT, HostEntry, Limits, Loaded, OpaqueViewStorage, Problem,
+    RelayMessages, ViewPolicyOwner,
 };
 pub use csp::{
     DEFAULT_POLICY, DeclarationError, Declared, DomainList, DropReason, HostSource, OptIn, OptIns,

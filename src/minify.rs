@@ -1,7 +1,8 @@
 //! Build-time stripping of the proxy page's own sources (`proxy-page/`): whole-line comments,
 //! trailing `// ` comments, indentation, blank lines, and in the relay the spaces beside
-//! punctuation go; every line break stays, so no statement can run into the next, and no name,
-//! string or regular expression changes. Written for those two files and checked on them; it is
+//! punctuation and the line breaks after `;`, `{`, `,`, `(` and `[` go; every other line break
+//! stays, so no statement can run into the next, and no name, string or regular expression
+//! changes. Written for those two files and checked on them; it is
 //! not a general minifier (`tests/relay/faces.test.mjs` holds the relay's tokens to its
 //! sources'). `build.rs` uses it; the readable sources stay what reviewers read.
 
@@ -15,10 +16,18 @@ pub fn javascript(source: &str) -> String {
             continue;
         }
         squeeze(code, &mut out);
-        out.push('\n');
+        if !out.ends_with(CONTINUES) {
+            out.push('\n');
+        }
     }
     out
 }
+
+/// What a line may end with and have the next joined to it: after these, no semicolon is ever
+/// inserted and no rule of JavaScript reads a line break, so the break changes nothing. After
+/// anything else (`}` closing an expression, `)`, a name) a break can end a statement, and it
+/// stays.
+const CONTINUES: [char; 5] = [';', '{', ',', '(', '['];
 
 /// Punctuation a space beside may go: no token of JavaScript runs across it. `/` and `.` are
 /// not among them (a division, a regular expression, a comment, a number's dot).
@@ -179,7 +188,7 @@ mod tests {
         let source = "// a comment line\n  var a = 1; // trailing\n\n  var b = 'http://x // y'; // note\n  var c = \"a // b\";\n  f(/a\\/\\/b/); // regex\n";
         assert_eq!(
             javascript(source),
-            "var a=1;\nvar b='http://x // y';\nvar c=\"a // b\";\nf(/a\\/\\/b/);\n"
+            "var a=1;var b='http://x // y';var c=\"a // b\";f(/a\\/\\/b/);"
         );
     }
 
@@ -188,7 +197,7 @@ mod tests {
         let source = "if (a && b) { x = f(y, 'a , b'); }\nreturn / +/.test(z) ? i / 2 : -1;\nvar c = a - -b + +d;\nif (x < !y) z = w-- > 0;\nvar r = [/ [/] /g, \"q = 1\"];\n";
         assert_eq!(
             javascript(source),
-            "if(a&&b){x=f(y,'a , b');}\nreturn / +/.test(z)?i / 2:-1;\nvar c=a- -b+ +d;\nif(x< !y)z=w-- >0;\nvar r=[/ [/] /g,\"q = 1\"];\n"
+            "if(a&&b){x=f(y,'a , b');}\nreturn / +/.test(z)?i / 2:-1;var c=a- -b+ +d;if(x< !y)z=w-- >0;var r=[/ [/] /g,\"q = 1\"];"
         );
     }
 

@@ -75,6 +75,8 @@ pub(crate) struct RelaySettings<'a> {
     pub(crate) view_sandbox_default: Option<&'a ViewSandbox>,
     /// The browser features every view gets beyond what its host asked for.
     pub(crate) view_features: &'a ViewFeatures,
+    /// An opaque view gets a `Storage` in its memory instead of the one that throws.
+    pub(crate) memory_storage: bool,
     /// The host signs its policies: the relay never asks for another one itself.
     pub(crate) signed_policies: bool,
     /// Why this page's `?csp=` got the default policy instead, for the relay to say.
@@ -112,6 +114,7 @@ fn page_config(hosts: &Pinned<'_>, policy: &ViewPolicy, relay: &RelaySettings<'_
             .view_sandbox_default
             .map(|tokens| tokens.iter().map(SandboxToken::name).collect::<Vec<_>>()),
         "viewFeatures": relay.view_features.names().collect::<Vec<_>>(),
+        "memoryStorage": relay.memory_storage,
         "signedPolicies": relay.signed_policies,
         "policyRefused": relay.policy_refused,
         // For a host that writes its views' policies: whose it is, and the spec's default (with

@@ -20,17 +20,24 @@ pub const EXPIRES_PARAMETER: &str = "expires";
 pub const SIGNATURE_PARAMETER: &str = "signature";
 /// The parameter naming the host page's exact origin (needed for a host pattern).
 pub const EMBEDDER_PARAMETER: &str = "embedder";
+/// The same, as LibreChat names it in its sandbox URL: read as `embedder` is.
+pub const PARENT_ORIGIN_PARAMETER: &str = "parentOrigin";
+/// LibreChat's ask for a stricter policy (`strictCsp=1`): the page's view policy then gets none
+/// of the host entry's opt-ins that let a view run code it builds (see `OptIns::strict`).
+pub const STRICT_CSP_PARAMETER: &str = "strictCsp";
 /// The parameter that marks a page the relay asked for again, with the `csp` its resource
 /// declared: the service counts it.
 pub const UPGRADE_PARAMETER: &str = vocabulary::UPGRADE_PARAMETER;
 
 /// The parameters this service reads, in the order the docs list them.
-const PARAMETERS: [&str; 6] = [
+const PARAMETERS: [&str; 8] = [
     CSP_PARAMETER,
     WIDGET_CSP_PARAMETER,
     EXPIRES_PARAMETER,
     SIGNATURE_PARAMETER,
     EMBEDDER_PARAMETER,
+    PARENT_ORIGIN_PARAMETER,
+    STRICT_CSP_PARAMETER,
     UPGRADE_PARAMETER,
 ];
 
@@ -59,6 +66,21 @@ pub enum QueryError {
     /// The `csp` parameter cannot be read.
     #[error(transparent)]
     Declaration(#[from] DeclarationError),
+    /// `embedder` and `parentOrigin` name different origins: which one the page is for is not
+    /// the service's to guess.
+    #[error(
+        "the query's {EMBEDDER_PARAMETER} and {PARENT_ORIGIN_PARAMETER} name different origins"
+    )]
+    Embedders,
+}
+
+/// The origin a query names for the page's embedder, and the parameter that names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NamedEmbedder<'q> {
+    /// `embedder`, or LibreChat's `parentOrigin`.
+    pub parameter: &'static str,
+    /// The origin, as written.
+    pub origin: &'q str,
 }
 
 impl PageQuery {
@@ -78,6 +100,13 @@ impl PageQuery {
             if query.values[slot].replace(value.into_owned()).is_some() {
                 return Err(QueryError::Repeated(PARAMETERS[slot]));
             }
+        }
+        if let (Some(embedder), Some(parent)) = (
+            query.value(EMBEDDER_PARAMETER),
+            query.value(PARENT_ORIGIN_PARAMETER),
+        ) && embedder != parent
+        {
+            return Err(QueryError::Embedders);
         }
         Ok(query)
     }
@@ -102,9 +131,21 @@ impl PageQuery {
         self.value(SIGNATURE_PARAMETER)
     }
 
-    /// The origin the page is to be pinned to, as written.
-    pub(crate) fn embedder(&self) -> Option<&str> {
-        self.value(EMBEDDER_PARAMETER)
+    /// The origin the page is to be pinned to, as written: `embedder`, or `parentOrigin`
+    /// (the two agree where both are given).
+    pub(crate) fn embedder(&self) -> Option<NamedEmbedder<'_>> {
+        [EMBEDDER_PARAMETER, PARENT_ORIGIN_PARAMETER]
+            .into_iter()
+            .find_map(|parameter| {
+                let origin = self.value(parameter)?;
+                Some(NamedEmbedder { parameter, origin })
+            })
+    }
+
+    /// Whether the host asks for the stricter policy (`strictCsp=1`; any other value is not
+    /// an ask, as LibreChat reads it).
+    pub(crate) fn is_strict(&self) -> bool {
+        self.value(STRICT_CSP_PARAMETER) == Some("1")
     }
 
     /// Whether the relay asked for this page (`upgrade=1`): it reloads its own page once,

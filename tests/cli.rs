@@ -46,8 +46,7 @@ fn relay_prints_the_script_every_page_carries() {
     assert!(out.status.success());
     let relay = text(&out.stdout);
     assert!(
-        relay.contains("var DOMAIN_LISTS=[\"connectDomains\",")
-            && relay.ends_with("start();\n})();\n"),
+        relay.contains("var DOMAIN_LISTS=[\"connectDomains\",") && relay.ends_with("start();})();"),
         "the shared vocabulary first, the start last"
     );
     let config = mcp_sandbox_proxy::Config::parse("c.toml", TWO_HOSTS, Path::new("."))

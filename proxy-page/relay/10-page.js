@@ -41,7 +41,7 @@ function clearPlantedCookies() {
       });
     });
   });
-  console.warn('[sandbox] cleared ' + names.length + ' cookie(s) a view had set.' + guide('cookies'));
+  warn('cleared ' + names.length + ' cookie(s) a view had set.' + guide('cookies'));
 }
 
 // When the host removes this frame (or leaves), the view goes first, so that anything it does

@@ -49,7 +49,7 @@ function resourceParams(params) {
     read.csp = cspFromPolicy(params.csp);
   } else if (params.csp !== undefined && params.csp !== null &&
     (typeof params.csp !== 'object' || Array.isArray(params.csp))) {
-    console.warn('[sandbox] params.csp is ' + (Array.isArray(params.csp) ? 'an array' : 'a ' + typeof params.csp) +
+    warn('params.csp is ' + (Array.isArray(params.csp) ? 'an array' : 'a ' + typeof params.csp) +
       ': ignored.' + guide('params-csp'));
     read.csp = undefined;
   } else if (params.csp !== undefined && params.csp !== null) {
@@ -58,7 +58,7 @@ function resourceParams(params) {
   var noPermissions = params.permissions === undefined || params.permissions === null;
   if (noPermissions && typeof params.allow === 'string') read.permissions = permissionsFromAllow(params.allow);
   if (params.src !== undefined && params.src !== null) {
-    console.warn('[sandbox] params.src (' + String(params.src).slice(0, 200) + ') is ignored.' + guide('params-src'));
+    warn('params.src (' + String(params.src).slice(0, 200) + ') is ignored.' + guide('params-src'));
   }
   return read;
 }
@@ -78,7 +78,7 @@ function specSpelling(csp, where) {
     if (value !== undefined && value !== null) read[list] = value;
   });
   if (Object.prototype.hasOwnProperty.call(csp, APPS_SDK_REDIRECT_LIST)) {
-    console.warn('[sandbox] ' + where + '.' + APPS_SDK_REDIRECT_LIST + ' grants nothing in a view\'s policy.' +
+    warn(where + '.' + APPS_SDK_REDIRECT_LIST + ' grants nothing in a view\'s policy.' +
       guide('redirect-domains'));
   }
   return read;
@@ -103,7 +103,7 @@ function cspFromPolicy(text) {
   if (!plainlyWritten(text, 'csp')) return undefined;
   var policies = text.split(',').map(parsePolicy).filter(function (policy) { return policy !== null; });
   if (!policies.length) {
-    console.warn('[sandbox] params.csp is a string with no CSP directive in it: ignored.' + guide('params-csp'));
+    warn('params.csp is a string with no CSP directive in it: ignored.' + guide('params-csp'));
     return undefined;
   }
   var read = {};
@@ -177,7 +177,7 @@ function plainlyWritten(text, field) {
   var odd = /[^\x20-\x7e\t\n\f\r]/u.exec(text);
   if (odd === null) return true;
   var code = odd[0].codePointAt(0).toString(16).toUpperCase();
-  console.warn('[sandbox] params.' + field + ' holds U+' + code.padStart(4, '0') + ' at ' + odd.index +
+  warn('params.' + field + ' holds U+' + code.padStart(4, '0') + ' at ' + odd.index +
     ', outside printable ASCII: ignored.' + guide('not-ascii'));
   return false;
 }
@@ -210,7 +210,7 @@ function permissionsFromAllow(text) {
     if (grants) permissions[key] = {};
   });
   if (unknown.length) {
-    console.warn('[sandbox] params.allow asks for ' + unknown.join(', ') + ', not a permission of the spec: ' +
+    warn('params.allow asks for ' + unknown.join(', ') + ', not a permission of the spec: ' +
       'not given.' + guide('params-allow'));
   }
   return permissions;

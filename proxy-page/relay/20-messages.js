@@ -8,7 +8,8 @@
 // is said once per view (warnOnce): a peer that repeats one cannot flood the host developer's
 // console.
 //
-// Offers the other parts: followTheme, forgetHeld, guide, holdAll, isJsonRpc, onMessage.
+// Offers the other parts: followTheme, forgetHeld, guide, holdAll, isJsonRpc, note, onMessage,
+//   warn.
 
 function onMessage(event) {
   // Nothing a peer sends may stop the relay: every failure is logged and the listener lives on.
@@ -62,10 +63,20 @@ function mayRelay(data, from) {
   return false;
 }
 
+// Every line the relay prints starts with [sandbox], so a host developer can filter for them:
+// a warning is something that did not happen as asked, a note is something to know.
+function warn(text) {
+  console.warn('[sandbox] ' + text);
+}
+
+function note(text) {
+  console.info('[sandbox] ' + text);
+}
+
 // A warning said once for each view: the text is its kind (a refusal, and from whom), so the
 // same refusal repeated, however often, is said once, and a new view hears it again.
 function warnOnce(text) {
-  if (!state.warned.has(text)) console.warn('[sandbox] ' + text);
+  if (!state.warned.has(text)) warn(text);
   state.warned.add(text);
 }
 
@@ -81,7 +92,7 @@ function guide(anchor) {
 function refuseLoadSrc() {
   if (state.loadSrcRefused) return;
   state.loadSrcRefused = true;
-  console.warn('[sandbox] ignored ' + LOAD_SRC + ': this sandbox mounts only HTML, never a URL.' + guide('load-src'));
+  warn('ignored ' + LOAD_SRC + ': this sandbox mounts only HTML, never a URL.' + guide('load-src'));
 }
 
 function fromHost(data) {
@@ -150,7 +161,7 @@ function holdAll(messages) {
 // The view is gone: what was held for it, whether it listened, and the refusals said for it
 // go with it; the next view's are said again.
 function forgetHeld() {
-  if (state.held.length) console.warn('[sandbox] dropped ' + state.held.length + ' host message(s) held for the replaced view');
+  if (state.held.length) warn('dropped ' + state.held.length + ' host message(s) held for the replaced view');
   state.held = [];
   state.viewListening = false;
   state.warned.clear();

@@ -19,11 +19,11 @@ function mount(params, reloads) {
   if (state.upgrading) {
     // This page is already on its way to a reload for an earlier resource: this one takes
     // its place, and the reload goes where this one needs (see keepInstead).
-    console.info('[sandbox] a new sandbox-resource-ready during this page\'s reload: it replaces the earlier one');
+    note('a new sandbox-resource-ready during this page\'s reload: it replaces the earlier one');
     keepInstead(params);
     return;
   }
-  if (state.view) console.info('[sandbox] a new sandbox-resource-ready: the view is replaced');
+  if (state.view) note('a new sandbox-resource-ready: the view is replaced');
   unmount();
   var target = policyUrl(params.csp);
   if (target !== null && reloads < MAX_RELOADS && reload(params, target, reloads + 1)) return;
@@ -55,10 +55,10 @@ function mount(params, reloads) {
         loads += 1;
         if (loads > 1 && frame === state.view && !state.viewNavigated) {
           state.viewNavigated = true;
-          console.warn('[sandbox] the view navigated away: relaying stopped');
+          warn('the view navigated away: relaying stopped');
         }
       });
-      frame.srcdoc = params.html;
+      frame.srcdoc = withMemoryStorage(params.html);
       document.body.appendChild(frame);
     }
   } catch (error) {
@@ -97,5 +97,5 @@ function unmount() {
 // frame can stop that, and nothing here can see the host's own policy: the host must. Said
 // once per mount, as a note rather than a warning: it is the spec's default and usually fine.
 function noteWhatTheHostMustEnforce() {
-  console.info('[sandbox] the view shares this page\'s origin (allow-same-origin).' + guide('same-origin-view'));
+  note('the view shares this page\'s origin (allow-same-origin).' + guide('same-origin-view'));
 }

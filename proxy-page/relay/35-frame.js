@@ -16,7 +16,7 @@ function sandboxTokens(override) {
   }
   if (typeof override !== 'string') {
     // A malformed override must not fall back to the wider default.
-    console.warn('[sandbox] params.sandbox is not a string: mounting with "allow-scripts" only');
+    warn('params.sandbox is not a string: mounting with "allow-scripts" only');
     return ['allow-scripts'];
   }
   var tokens = [];
@@ -41,12 +41,12 @@ function warnAboutRefusedTokens(refused) {
   fresh.forEach(function (token) { state.sandboxWarned.add(token); });
   var never = fresh.filter(function (token) { return token.indexOf('allow-top-navigation') === 0; });
   var widen = fresh.filter(function (token) { return never.indexOf(token) === -1; });
-  var text = '[sandbox] ignored sandbox tokens the host asked for:';
+  var text = 'ignored sandbox tokens the host asked for:';
   if (widen.length) {
     text += ' "' + widen.join(' ') + '": not in this host entry\'s view_sandbox ("' + viewSandbox.join(' ') + '").';
   }
   if (never.length) text += ' "' + never.join(' ') + '": never given.';
-  console.warn(text + guide('sandbox-tokens'));
+  warn(text + guide('sandbox-tokens'));
 }
 
 // spec: each requested permission becomes a feature of the inner frame's `allow`, joined
@@ -93,12 +93,12 @@ function warnAboutPermissions(permissions, opaque) {
     if (!requested[key]) return;
     var feature = PERMISSION_FEATURES[key];
     if (policy && typeof policy.allowsFeature === 'function' && !policy.allowsFeature(feature)) {
-      console.warn('[sandbox] the view asks for ' + key + ' but the host\'s iframe does not delegate ' +
+      warn('the view asks for ' + key + ' but the host\'s iframe does not delegate ' +
         feature + '.' + guide('permission-not-delegated'));
     }
     // Both may hold: delegating it is then not enough.
     if (opaque && (key === 'camera' || key === 'microphone')) {
-      console.warn('[sandbox] the view asks for ' + key + ' but it is opaque (no allow-same-origin).' +
+      warn('the view asks for ' + key + ' but it is opaque (no allow-same-origin).' +
         guide('permission-opaque'));
     }
   });  warnAboutUndelegatedFeatures(policy);
@@ -117,7 +117,7 @@ function warnAboutUndelegatedFeatures(policy) {
     return known.indexOf(feature) !== -1 && !policy.allowsFeature(feature);
   });
   if (missing.length) {
-    console.warn('[sandbox] this host entry grants its views ' + missing.join(', ') +
+    warn('this host entry grants its views ' + missing.join(', ') +
       ' but the host\'s iframe does not delegate it.' + guide('feature-not-delegated'));
   }
 }

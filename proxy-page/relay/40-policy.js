@@ -10,17 +10,17 @@
 
 function reportDroppedSources() {
   (config.dropped || []).forEach(function (d) {
-    console.warn('[sandbox] dropped ' + d.list + ' entry ' + JSON.stringify(d.entry) + ': ' + d.reason);
+    warn('dropped ' + d.list + ' entry ' + JSON.stringify(d.entry) + ': ' + d.reason);
   });
   var unlisted = (config.droppedCount || 0) - (config.dropped || []).length;
-  if (unlisted > 0) console.warn('[sandbox] ... and ' + unlisted + ' more dropped entries');
+  if (unlisted > 0) warn('... and ' + unlisted + ' more dropped entries');
 }
 
 // The host signs its policies and this page's ?csp= did not verify: the service served the
 // spec's default policy instead, and says why.
 function reportRefusedPolicy() {
   if (typeof config.policyRefused !== 'string') return;
-  console.warn('[sandbox] this page has the spec\'s default policy, not its ?csp=: ' + config.policyRefused + '.' +
+  warn('this page has the spec\'s default policy, not its ?csp=: ' + config.policyRefused + '.' +
     guide('signature-refused'));
 }
 
@@ -37,7 +37,7 @@ function warnAboutMissingDomains(requested, unreloaded) {
     why = 'the signature of this page\'s ?csp= was refused (see above).';
   }
   missingDomains(requested).forEach(function (missing) {
-    console.warn('[sandbox] the view asks for ' + missing.list + ' ' + missing.domains.join(', ') +
+    warn('the view asks for ' + missing.list + ' ' + missing.domains.join(', ') +
       ' but this page\'s policy does not allow them: ' + why + guide('missing-domains'));
   });
 }
@@ -102,7 +102,7 @@ function hintOnce(name, add, directive) {
   if (add[1] === "'unsafe-eval'") {
     // Many libraries only probe for eval and work without it (zod 4 tries new Function('') in
     // every ext-apps example view): a refusal is not a need, and is said as a note.
-    console.info('[sandbox] the view\'s policy refused ' + what + ' (' + directive + '); if the view needs ' +
+    note('the view\'s policy refused ' + what + ' (' + directive + '); if the view needs ' +
       'it, the ' + allow + guide('refused-eval'));
     return;
   }
@@ -110,7 +110,7 @@ function hintOnce(name, add, directive) {
   if (add[0] === 'worker-src') {
     also = ' A worker that imports a data: module also needs "' + optInAdding('script-src', 'data:') + '".';
   }
-  console.warn('[sandbox] the view\'s policy refused ' + what + ' (' + directive + '). The ' + allow + also +
+  warn('the view\'s policy refused ' + what + ' (' + directive + '). The ' + allow + also +
     guide('refused-capability'));
 }
 
@@ -131,7 +131,7 @@ function noteHostWrittenPolicy(params) {
     return Array.isArray(lists[list]) && lists[list].length > 0;
   });
   if (declared || !startsWithPolicy(params.html)) return;
-  console.warn('[sandbox] this resource carries its own CSP <meta> and the host declared no domains: both ' +
+  warn('this resource carries its own CSP <meta> and the host declared no domains: both ' +
     'policies apply.' + guide('host-written-policy'));
 }
 
@@ -144,7 +144,7 @@ function noteHostWrittenPolicy(params) {
 // the body), and otherwise before everything (the view is then read without its doctype).
 function withPolicyOf(html) {
   if (startsWithPolicy(html)) return html;
-  console.warn('[sandbox] this resource\'s HTML does not start with a CSP <meta> (view_policy = "host"): it ' +
+  warn('this resource\'s HTML does not start with a CSP <meta> (view_policy = "host"): it ' +
     'gets the spec\'s default policy.' + guide('view-without-policy'));
   var meta = '<meta http-equiv="Content-Security-Policy" content="' +
     String(config.defaultPolicy || "default-src 'none'").replace(/&/g, '&amp;').replace(/"/g, '&quot;')

@@ -52,14 +52,14 @@ function reload(params, target, reloads) {
   var url = new URL(target);
   var queryBytes = new TextEncoder().encode(url.search.slice(1)).length;
   if (queryBytes > (config.maxQueryBytes || 0)) {
-    console.warn('[sandbox] the declared domains need a ' + queryBytes + '-byte query, over the ' +
+    warn('the declared domains need a ' + queryBytes + '-byte query, over the ' +
       'service\'s limit (' + config.maxQueryBytes + '): mounting under the served policy.' + guide('query-too-long'));
     return false;
   }
   var kept = { resource: keptCopy(params), reloads: reloads, url: url.href };
   if (!carry(kept)) return false;
   state.upgrading = kept;
-  console.info('[sandbox] the resource needs another policy: reloading with it in ?csp=.' + guide('reload-for-policy'));
+  note('the resource needs another policy: reloading with it in ?csp=.' + guide('reload-for-policy'));
   return true;
 }
 
@@ -130,7 +130,7 @@ function keepResource(kept) {
       JSON.stringify(message);
       return true;
     } catch (notJson) {
-      console.warn('[sandbox] dropped a held host message that cannot cross this page\'s reload (not JSON)');
+      warn('dropped a held host message that cannot cross this page\'s reload (not JSON)');
       return false;
     }
   });
@@ -150,7 +150,7 @@ function keepResource(kept) {
 }
 
 function cannotCarry(why) {
-  console.warn('[sandbox] cannot carry the resource across the reload for its domains (' + why + '): ' +
+  warn('cannot carry the resource across the reload for its domains (' + why + '): ' +
     'mounting under the served policy.' + guide('cannot-carry'));
   return false;
 }
@@ -196,7 +196,7 @@ function reloadForNewerName() {
   var named = keptFragment();
   if (!named || named.nameReloads >= MAX_NAME_RELOADS) return false;
   if (carriedToken(String(window.name)) === named.token) return false;
-  console.info('[sandbox] this page has an older frame name than its predecessor wrote: reloading');
+  note('this page has an older frame name than its predecessor wrote: reloading');
   window.history.replaceState(null, '', KEPT_FRAGMENT + named.token + '.' + (named.nameReloads + 1));
   window.location.reload();
   return true;
@@ -223,12 +223,12 @@ function takeKeptResource() {
   if (signedPolicies) {
     // This relay never reloads for a host that signs, so the resource is not its own: a view
     // wrote it, to be mounted under a policy the host signed for another resource.
-    console.warn('[sandbox] ignored a kept resource: this sandbox\'s policies are signed.' +
+    warn('ignored a kept resource: this sandbox\'s policies are signed.' +
       guide('kept-resource-ignored'));
     return null;
   }
   var kept = carried && carried.token === named.token ? parseKept(carried.text) : null;
-  if (!kept) console.warn('[sandbox] this page was reloaded for a resource that was not kept.' + guide('resource-not-kept'));
+  if (!kept) warn('this page was reloaded for a resource that was not kept.' + guide('resource-not-kept'));
   return kept;
 }
 

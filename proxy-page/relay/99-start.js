@@ -22,7 +22,7 @@ function start() {
   // SECURITY: over plain http off loopback, anyone on the path can rewrite this page, the relay
   // and every view; the service says so at start too, but the host developer looks here.
   if (!window.isSecureContext) {
-    console.warn('[sandbox] this page is not a secure context (plain http off loopback).' +
+    warn('this page is not a secure context (plain http off loopback).' +
       guide('not-secure-context'));
   }
   // A page made with an older frame name than its predecessor wrote reads no message and says

@@ -17,7 +17,8 @@ use crate::signing::PolicyKeys;
 
 use super::walk::{Keys, Value, Walker, join};
 use super::{
-    DEFAULT_POLICY_MAX_LIFETIME, HostEntry, MAX_POLICY_MAX_LIFETIME, RelayMessages, ViewPolicyOwner,
+    DEFAULT_POLICY_MAX_LIFETIME, HostEntry, MAX_POLICY_MAX_LIFETIME, OpaqueViewStorage,
+    RelayMessages, ViewPolicyOwner,
 };
 
 /// A host entry and where it was written, for messages about it and about the entries it
@@ -58,6 +59,7 @@ pub(super) const KEYS: &[&str] = &[
     "page_paths",
     "view_policy",
     "csp_reports",
+    "opaque_view_storage",
 ];
 
 /// One origin or pattern of an `origin` list; its error names the value, as for one origin.
@@ -88,6 +90,20 @@ const RELAY_MESSAGES: &[(&str, RelayMessages, &str)] = &[
 ];
 
 /// `view_policy`: each choice, and what it means.
+/// `opaque_view_storage`: each choice, and what an opaque view's storage then is.
+const OPAQUE_VIEW_STORAGE: &[(&str, OpaqueViewStorage, &str)] = &[
+    (
+        "none",
+        OpaqueViewStorage::None,
+        "the browser's, which throws for an opaque origin, the default",
+    ),
+    (
+        "memory",
+        OpaqueViewStorage::Memory,
+        "one in the view's memory, its own, gone with it",
+    ),
+];
+
 const VIEW_POLICIES: &[(&str, ViewPolicyOwner, &str)] = &[
     (
         "service",
@@ -205,6 +221,12 @@ pub(super) fn entry(
         let message = "signs ?csp=, which a host entry with view_policy = \"host\" does not use: leave one out".to_owned();
         w.error_at(at, &join(&prefix, "policy_keys"), message);
     }
+    let opaque_view_storage = w.optional(
+        &at,
+        "opaque_view_storage",
+        OpaqueViewStorage::default(),
+        |w, v, key| w.choice(v, key, OPAQUE_VIEW_STORAGE),
+    );
     Some(HostEntry {
         origin: origin?,
         sandbox: sandbox?,
@@ -220,6 +242,7 @@ pub(super) fn entry(
         page_paths: page_paths?,
         view_policy: view_policy?,
         csp_reports,
+        opaque_view_storage: opaque_view_storage?,
     })
 }
 

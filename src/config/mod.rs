@@ -127,6 +127,19 @@ pub struct HostEntry {
     /// Whether this host's page policies ask browsers to report violations to the sandbox
     /// (`csp_reports`, on by default).
     pub csp_reports: bool,
+    /// What an opaque view's `localStorage` and `sessionStorage` are (`opaque_view_storage`).
+    pub opaque_view_storage: OpaqueViewStorage,
+}
+
+/// What an opaque view's storage is: none, as browsers give an opaque origin (its storage
+/// throws), or one in memory, the view's own.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OpaqueViewStorage {
+    /// The browser's: touching it throws, as for any opaque origin.
+    #[default]
+    None,
+    /// A `Storage` in the view's memory, per view, gone with it, shared with nothing.
+    Memory,
 }
 
 /// Which messages the relay forwards between a host and its view.

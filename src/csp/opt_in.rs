@@ -100,6 +100,17 @@ impl OptIns {
         self.0.contains(&opt_in)
     }
 
+    /// These, for a page whose host asks for the stricter policy (LibreChat's `strictCsp=1`):
+    /// without those that let a view run code it builds (`unsafe-eval`, `wasm-unsafe-eval`,
+    /// `script-data`, `worker-blob`). A host may narrow what the operator allows, never widen it.
+    pub fn strict(&self) -> Self {
+        OptIns(
+            self.iter()
+                .filter(|opt_in| *opt_in == OptIn::BlobMedia)
+                .collect(),
+        )
+    }
+
     /// Whether there is none.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()

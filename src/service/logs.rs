@@ -5,6 +5,7 @@ use http::Request;
 use http::header::{self};
 
 use crate::csp::Dropped;
+use crate::embedders::EmbedderError;
 use crate::telemetry::LogBudget;
 
 use super::host::Host;
@@ -63,6 +64,24 @@ fn foreign_framer<B>(req: &Request<B>, embedder: &str) -> Option<String> {
         .split(' ')
         .all(|pinned| pinned != framer)
         .then_some(framer)
+}
+
+/// Logs a page refused for the host origin its query names (`embedder`, `parentOrigin`): the
+/// host developer sees the `400` in the frame, the operator here, within the same budget as a
+/// mismatched framer.
+pub(super) fn embedder_refused(host: &Host, refused: &EmbedderError) {
+    if !EMBEDDER_LOG_BUDGET.allow() {
+        return;
+    }
+    let suppressed = EMBEDDER_LOG_BUDGET.take_suppressed();
+    // SECURITY: the named origin is the client's to write; it is logged as a value, escaped by
+    // the log format.
+    tracing::warn!(
+        host = %host.name,
+        suppressed,
+        reason = %refused,
+        "refused a page for a host origin this sandbox does not serve"
+    );
 }
 
 fn log_embedder_mismatch(host: &Host, embedder: &str, framer: &str) {

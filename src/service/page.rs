@@ -16,7 +16,7 @@ use crate::signing::unix_now;
 
 use super::Service;
 use super::headers::{ALLOW_GET_HEAD, error, page_response};
-use super::logs::page_served;
+use super::logs::{embedder_refused, page_served};
 use super::render::{self, PageError, RenderedPage};
 use super::route::Routed;
 
@@ -46,7 +46,10 @@ impl Service {
         let page = match self.rendered(routed, req.uri().query().unwrap_or("")) {
             Ok(page) => page,
             Err(refused) => {
-                tracing::debug!(reason = %refused, "refused a page's query");
+                match &refused {
+                    PageError::Embedder(named) => embedder_refused(host, named),
+                    _ => tracing::debug!(reason = %refused, "refused a page's query"),
+                }
                 return error(StatusCode::BAD_REQUEST, &refused.to_string());
             }
         };

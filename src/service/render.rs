@@ -4,6 +4,7 @@
 use bytes::Bytes;
 use http::header::HeaderValue;
 
+use crate::config::OpaqueViewStorage;
 use crate::csp::Dropped;
 use crate::csp::ViewPolicy;
 use crate::embedders::EmbedderError;
@@ -65,6 +66,7 @@ pub(super) fn render(
         view_sandbox: &entry.view_sandbox,
         view_sandbox_default: entry.view_sandbox_default.as_ref(),
         view_features: &entry.view_features,
+        memory_storage: entry.opaque_view_storage == OpaqueViewStorage::Memory,
         signed_policies: entry.policy_keys.is_some(),
         host_policy: host.writes_view_policies(),
         policy_refused: refused.as_deref(),
@@ -93,7 +95,13 @@ fn decide(
     query: &PageQuery,
     now: u64,
 ) -> Result<(ViewPolicy, Signature), QueryError> {
-    let opt_ins = &host.config.view_opt_ins;
+    let strict;
+    let opt_ins = if query.is_strict() {
+        strict = host.config.view_opt_ins.strict();
+        &strict
+    } else {
+        &host.config.view_opt_ins
+    };
     if host.writes_view_policies() {
         // `?csp=` is not this host's way: its views carry their own policy.
         return Ok((ViewPolicy::spec_default(opt_ins), Signature::NotChecked));

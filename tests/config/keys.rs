@@ -40,7 +40,7 @@ fn unknown_keys_are_errors_with_the_near_miss() {
         host("https://a.example.com", "s.example.net")
     );
     assert!(errors(&text)[0].contains(
-        "(known keys: origin, sandbox, per_server_subdomains, cache_max_age, view_opt_ins, relay_messages, view_sandbox, view_sandbox_default, view_features, policy_keys, policy_max_lifetime, page_paths, view_policy, csp_reports)"
+        "(known keys: origin, sandbox, per_server_subdomains, cache_max_age, view_opt_ins, relay_messages, view_sandbox, view_sandbox_default, view_features, policy_keys, policy_max_lifetime, page_paths, view_policy, csp_reports, opaque_view_storage)"
     ));
 }
 

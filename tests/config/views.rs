@@ -218,3 +218,27 @@ fn view_policy_is_the_service_s_or_the_host_s_and_a_host_s_is_never_signed() {
     assert_eq!(signed.len(), 1, "{signed:?}");
     assert!(signed[0].contains("hosts[0].policy_keys signs ?csp=, which a host entry with view_policy = \"host\" does not use"), "{signed:?}");
 }
+
+#[test]
+fn opaque_view_storage_is_the_browsers_by_default_or_memory() {
+    use mcp_sandbox_proxy::OpaqueViewStorage;
+    let base = host("https://chat.example.com", "chat.sandbox.test");
+    let storage = |extra: &str| {
+        Config::parse("c.toml", &format!("{base}{extra}"), Path::new("/"))
+            .unwrap()
+            .config
+            .hosts[0]
+            .opaque_view_storage
+    };
+    assert_eq!(storage(""), OpaqueViewStorage::None);
+    assert_eq!(
+        storage("opaque_view_storage = \"memory\"\n"),
+        OpaqueViewStorage::Memory
+    );
+    let refused = errors(&format!("{base}opaque_view_storage = \"disk\"\n"));
+    assert_eq!(refused.len(), 1);
+    assert!(
+        refused[0].starts_with("c.toml:5: hosts[0].opaque_view_storage \"disk\""),
+        "{refused:?}"
+    );
+}

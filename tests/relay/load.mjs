@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 // The join's frame around the relay's body (build.rs's joined_relay).
-const OPENING = "(function(){\n'use strict';\n";
-const CLOSING = 'start();\n})();\n';
+const OPENING = "(function(){'use strict';";
+const CLOSING = 'start();})();';
 
 let body;
 /** The relay's body as the binary carries it (without the join's frame), read once per test process. */

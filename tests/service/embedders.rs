@@ -224,3 +224,104 @@ fn a_page_framed_by_another_origin_is_served_and_counted() {
         "{text}"
     );
 }
+
+/// LibreChat's sandbox URL: `/api/mcp/sandbox?parentOrigin=<host origin>&strictCsp=1&csp=…`.
+const LIBRECHAT: &str = "listen = \"127.0.0.1:0\"\n\
+    [[hosts]]\norigin = [\"https://chat.example.com\", \"https://staging.example.com\"]\n\
+    sandbox = \"chat.sandbox.test\"\npage_paths = [\"/api/mcp/sandbox\"]\n\
+    view_opt_ins = [\"unsafe-eval\", \"wasm-unsafe-eval\", \"worker-blob\", \"blob-media\"]\n";
+
+#[test]
+fn parent_origin_pins_the_page_as_embedder_does_and_never_widens() {
+    let service = Service::new(&config(LIBRECHAT));
+    let ask = |query: &str| {
+        service.handle(&request(
+            Method::GET,
+            "chat.sandbox.test",
+            &format!("/api/mcp/sandbox{query}"),
+        ))
+    };
+    let both = ask("");
+    assert_eq!(both.status(), StatusCode::OK);
+    assert!(
+        csp_headers(&both)[0]
+            .starts_with("frame-ancestors https://chat.example.com https://staging.example.com;")
+    );
+    for origin in ["https://chat.example.com", "https://staging.example.com"] {
+        let pinned = ask(&format!("?parentOrigin={origin}"));
+        assert_eq!(pinned.status(), StatusCode::OK, "{origin}");
+        assert!(
+            csp_headers(&pinned)[0].starts_with(&format!("frame-ancestors {origin};")),
+            "{:?}",
+            csp_headers(&pinned)
+        );
+        // Given both, they must agree.
+        let agreeing = ask(&format!("?parentOrigin={origin}&embedder={origin}"));
+        assert_eq!(agreeing.status(), StatusCode::OK);
+    }
+    for (query, reason) in [
+        (
+            "?parentOrigin=https://evil.example.com",
+            "?parentOrigin=\"https://evil.example.com\" is not one of this sandbox's host origins https://chat.example.com https://staging.example.com",
+        ),
+        (
+            "?parentOrigin=null",
+            "?parentOrigin=\"null\" is not an origin: ",
+        ),
+        (
+            "?parentOrigin=https://chat.example.com&embedder=https://staging.example.com",
+            "the query's embedder and parentOrigin name different origins",
+        ),
+        (
+            "?parentOrigin=https://chat.example.com&parentOrigin=https://chat.example.com",
+            "the query has more than one parentOrigin parameter",
+        ),
+    ] {
+        let refused = ask(query);
+        assert_eq!(refused.status(), StatusCode::BAD_REQUEST, "{query}");
+        assert_security_headers(&refused, query);
+        let text = body(refused);
+        assert!(
+            text.starts_with(&format!("400 Bad Request: {reason}")),
+            "{query}: {text}"
+        );
+    }
+}
+
+#[test]
+fn strict_csp_takes_the_opt_ins_that_run_built_code_out_and_never_loosens() {
+    let service = Service::new(&config(LIBRECHAT));
+    let view_policy = |query: &str| {
+        let page = service.handle(&request(
+            Method::GET,
+            "chat.sandbox.test",
+            &format!("/api/mcp/sandbox?parentOrigin=https://chat.example.com{query}"),
+        ));
+        assert_eq!(page.status(), StatusCode::OK, "{query}");
+        csp_headers(&page)[1].clone()
+    };
+    let csp = "&csp=%7B%22resourceDomains%22%3A%5B%22https%3A%2F%2Fcdn.example.com%22%5D%7D";
+    let relaxed = view_policy(csp);
+    assert!(
+        relaxed.contains("'unsafe-eval'") && relaxed.contains("worker-src"),
+        "{relaxed}"
+    );
+    let strict = view_policy(&format!("{csp}&strictCsp=1"));
+    for gone in ["'unsafe-eval'", "'wasm-unsafe-eval'", "worker-src"] {
+        assert!(!strict.contains(gone), "{gone} in {strict}");
+    }
+    assert!(
+        strict.contains("script-src 'self' 'unsafe-inline' https://cdn.example.com;"),
+        "{strict}"
+    );
+    assert!(
+        strict.contains("img-src 'self' data: blob: https://cdn.example.com;"),
+        "{strict}"
+    );
+    // Every word of the strict policy is in the relaxed one: it only narrows.
+    for word in strict.split([' ', ';']).filter(|w| !w.is_empty()) {
+        assert!(relaxed.contains(word), "{word} is not in {relaxed}");
+    }
+    // Only "1" asks, as LibreChat reads it.
+    assert_eq!(view_policy(&format!("{csp}&strictCsp=true")), relaxed);
+}

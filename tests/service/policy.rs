@@ -221,6 +221,29 @@ fn the_page_carries_a_host_s_default_view_sandbox() {
 }
 
 #[test]
+fn opaque_views_memory_storage_is_in_the_page_config_and_adds_nothing_to_the_policy() {
+    let plain = config(&two_hosts_with("", ""));
+    let text = two_hosts_with("", "").replace(
+        "sandbox = \"chat.sandbox.test\"\n",
+        "sandbox = \"chat.sandbox.test\"\nopaque_view_storage = \"memory\"\nview_features = [\"fullscreen\"]\n",
+    );
+    let ask = |config: &Config| {
+        Service::new(config).handle(&request(Method::GET, "chat.sandbox.test", "/?csp=%7B%7D"))
+    };
+    let (before, after) = (ask(&plain), ask(&config(&text)));
+    assert_eq!(csp_headers(&before), csp_headers(&after));
+    let (before, after) = (page_config(&body(before)), page_config(&body(after)));
+    assert_eq!(
+        (&before["memoryStorage"], &before["viewFeatures"]),
+        (&serde_json::json!(false), &serde_json::json!([]))
+    );
+    assert_eq!(
+        (&after["memoryStorage"], &after["viewFeatures"]),
+        (&serde_json::json!(true), &serde_json::json!(["fullscreen"]))
+    );
+}
+
+#[test]
 fn a_host_that_writes_its_views_policies_gets_only_framing_and_sandbox() {
     let text = two_hosts_with("", "").replace(
         "sandbox = \"chat.sandbox.test\"\n",
