@@ -256,14 +256,14 @@ export async function startSdkHost(port, { callTool } = {}) {
 /**
  * A loopback server for host pages around one bundled script (`script`, served as /host.js,
  * with a `#root` element for React): `page(name, config)` sets that page's HOST_CONFIG and
- * returns its path.
+ * returns its path. `headers` go with every page (a host's own, such as its Referrer-Policy).
  */
-export async function startHostPages(port, script) {
+export async function startHostPages(port, script, { headers = {} } = {}) {
   const pages = new Map();
   const server = await startServer({
     '/host.js': javascript(script),
     '/page': (req, res, url) => {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...headers });
       res.end(pages.get(url.searchParams.get('case')));
     },
   }, port);

@@ -7,7 +7,8 @@
 // page's iframe is inserted, before that page can have said it is ready (a chat streaming its
 // next message does the same, by chance). HOST_CONFIG.urlPerRender: `sandbox.url` is a new
 // object on every render, as an inline `new URL(...)` makes it; otherwise it is made once, as
-// docs/hosts.md says to.
+// docs/hosts.md says to. HOST_CONFIG.csp: the resource's declared domains, which AppRenderer
+// puts in the sandbox URL as ?csp=.
 import { useState } from 'react';
 import { flushSync } from 'react-dom';
 import { createRoot } from 'react-dom/client';
@@ -44,7 +45,7 @@ function Host() {
   return (
     <AppRenderer
       toolName="get-time"
-      sandbox={{ url: config.urlPerRender ? new URL(config.proxyUrl) : sandboxUrl }}
+      sandbox={{ url: config.urlPerRender ? new URL(config.proxyUrl) : sandboxUrl, csp: config.csp }}
       html={config.views[shown]}
       toolInput={{}}
       toolResult={timeResult(config.firstTime)}
