@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import { createServer, request } from 'node:http';
 import { connect } from 'node:net';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
@@ -167,29 +167,37 @@ function wrapped(raw, close, waitForFunction) {
   };
 }
 
-// WebKit: one WebKitWebDriver (and so one MiniBrowser) per page, so that each page starts with
-// a fresh profile, as a new context does in the other two.
+// WebKit: a new WebKitWebDriver and MiniBrowser for each page cost about twice what a new window
+// in a running one does, in time and more in CPU, so a browser keeps its MiniBrowser sessions
+// and each page is a window of one. A page has its session to itself: all windows of a
+// MiniBrowser share one ephemeral data store (cookies, storage, caches, HSTS), and two pages
+// open at once must not share it, as two contexts do not in the other two engines. So a page
+// opened beside an open one gets a session of its own, and a closed page's session serves the
+// next page only once that store is cleared and found empty (`clearDataStore`): each page
+// starts from nothing, as it did in a MiniBrowser of its own.
 async function launchWebKit() {
   const proxy = await loopbackProxy();
   const display = await startXvfb();
-  // Every driver still running: a page whose test timed out while the page was being made is
-  // never closed by that test, and its driver would keep the run from ever ending.
-  const drivers = new Set();
-  return {
-    engine: 'webkit',
-    async newPage() {
-      const port = await freePort();
-      const driverProcess = spawn(WEBKIT_DRIVER, [`--port=${port}`, '--host=127.0.0.1'], {
-        env: { ...process.env, DISPLAY: display.name },
-        stdio: 'ignore',
-      });
-      drivers.add(driverProcess);
-      driverProcess.once('exit', () => drivers.delete(driverProcess));
-      const server = `http://127.0.0.1:${port}`;
+  // Every session still running, busy or not: a page whose test timed out while the page was
+  // being made is never closed by that test, and its driver would keep the run from ever ending.
+  const sessions = new Set();
+  // Sessions with no page open, each with `clean`, whether its data store was found empty.
+  const idle = [];
+
+  async function startSession() {
+    const port = await freePort();
+    const driverProcess = spawn(WEBKIT_DRIVER, [`--port=${port}`, '--host=127.0.0.1'], {
+      env: { ...process.env, DISPLAY: display.name },
+      stdio: 'ignore',
+    });
+    const session = { driverProcess, alive: true };
+    sessions.add(session);
+    driverProcess.once('exit', () => { session.alive = false; sessions.delete(session); });
+    try {
       await untilListening(port);
       // MiniBrowser's own proxy option: WebDriver's `sslProxy` makes libsoup speak TLS to the
       // proxy itself instead of asking it for a tunnel.
-      const driver = await new Builder().usingServer(server).withCapabilities({
+      session.driver = await new Builder().usingServer(`http://127.0.0.1:${port}`).withCapabilities({
         browserName: 'MiniBrowser',
         acceptInsecureCerts: true,
         // Mock capture devices: a camera and a microphone for the permission tests.
@@ -199,6 +207,54 @@ async function launchWebKit() {
             '--enable-media-stream=true', '--enable-mock-capture-devices=true'],
         },
       }).build();
+      return session;
+    } catch (error) {
+      end(session);
+      throw error;
+    }
+  }
+
+  // MiniBrowser outlives a killed driver (until the display goes): it is ended first.
+  function end(session) {
+    session.alive = false;
+    const { driverProcess } = session;
+    if (driverProcess.exitCode === null && driverProcess.signalCode === null) {
+      for (const pid of childPids(driverProcess.pid)) {
+        try { process.kill(pid); } catch { /* gone already */ }
+      }
+    }
+    driverProcess.kill();
+  }
+
+  /** An idle session whose data store is empty, or a new one. */
+  async function takeSession() {
+    while (idle.length) {
+      const session = idle.shift();
+      if (session.alive && await session.clean) return session;
+      end(session);
+    }
+    return startSession();
+  }
+
+  return {
+    engine: 'webkit',
+    async newPage() {
+      const session = await takeSession();
+      const { driver } = session;
+      // A session's first page is the window MiniBrowser opens with it (its first new window
+      // costs more than starting it does); closed, that window stays, to keep the session open
+      // between pages and to clear the data store from. Later pages are new windows, not tabs,
+      // which MiniBrowser shows smaller, hidden and unfocused.
+      const first = !session.parking;
+      if (!first) {
+        try {
+          await bounded(driver.switchTo().newWindow('window'), 30_000, 'WebKitWebDriver opening a window');
+        } catch (error) {
+          end(session);
+          throw error;
+        }
+      }
+      let closed = false;
       const evaluateHere = (fn, arg) => runInCurrentFrame(driver, fn, arg);
       const page = {
         console: [],
@@ -215,21 +271,97 @@ async function launchWebKit() {
           await driver.switchTo().defaultContent();
           await driver.actions({ async: true }).move({ x: Math.round(x), y: Math.round(y) }).click().perform();
         },
-        // A driver whose MiniBrowser is gone answers nothing, quit included: give it 10 s, then
-        // end it, so that a crashed browser fails its test instead of holding the run.
+        // A driver whose MiniBrowser is gone answers nothing: given 10 s to close the window,
+        // the session is ended instead, so that a crashed browser fails its test rather than
+        // holding the run, and is never handed to another page.
         async close() {
-          await bounded(driver.quit(), 10_000, 'WebKitWebDriver quit').catch(() => {});
-          driverProcess.kill();
+          if (closed) return;
+          closed = true;
+          try {
+            await bounded((async () => {
+              if (first) {
+                session.parking = await driver.getWindowHandle();
+              } else {
+                await driver.close();
+                await driver.switchTo().window(session.parking);
+              }
+            })(), 10_000, 'WebKitWebDriver closing a window');
+          } catch {
+            end(session);
+            return;
+          }
+          session.clean = bounded(clearDataStore(session, 15_000), 20_000, 'MiniBrowser clearing its data store')
+            .then(() => true, () => false);
+          idle.push(session);
         },
       };
       return page;
     },
     async close() {
-      for (const driver of drivers) driver.kill();
+      idle.length = 0;
+      for (const session of sessions) end(session);
       display.stop();
       await proxy.close();
     },
   };
+}
+
+// WebDriver deletes only the cookies of the page's own host. MiniBrowser's about:data page
+// lists its whole data store, and its buttons clear it through a message handler of MiniBrowser
+// (webkit_website_data_manager_clear), every type at once here: cookies, local and session
+// storage, IndexedDB, CacheStorage, service workers, the memory and disk caches (and the
+// back/forward cache with the memory cache), HSTS. The page reloads once the clear is done; the
+// store counts as clear when it then lists nothing.
+const ABOUT_DATA = 'minibrowser-about:data';
+// WEBKIT_WEBSITE_DATA_ALL in WebKitGTK 2.50.
+const WEBSITE_DATA_ALL = (1 << 14) - 1;
+
+/** Clears the data store of `session`'s MiniBrowser from the window its driver is switched to;
+ * throws after `timeout` ms, or once the session is ended. */
+async function clearDataStore(session, timeout) {
+  const { driver } = session;
+  const started = Date.now();
+  // Replacing the document: a page left by a new history entry would stay in the window's
+  // back/forward cache. The mark tells the document left from the one that replaces it. The
+  // driver may answer with an error as the page goes: the listing below is what counts.
+  await driver.switchTo().defaultContent();
+  await driver.executeScript(`document.documentElement.dataset.left = 'yes'; location.replace(arguments[0]);`, ABOUT_DATA)
+    .catch(() => {});
+  let askedAt = 0;
+  let loaded = false;
+  for (;;) {
+    if (!session.alive) throw new Error('the session was ended');
+    if (Date.now() - started > timeout) throw new Error(`${ABOUT_DATA} still lists data after ${timeout} ms`);
+    // The page's id, which its buttons carry (the message names the page to reload), or null
+    // once nothing is listed.
+    const listed = await driver.executeScript(`
+      if (location.href !== arguments[0] || document.readyState !== 'complete' || document.documentElement.dataset.left) return 'loading';
+      const button = document.querySelector('input[onclick]');
+      return button ? button.getAttribute('onclick').match(/\\('(\\d+):/)[1] : null;`, ABOUT_DATA).catch(() => 'loading');
+    if (listed === null) return;
+    if (listed !== 'loading') loaded = true;
+    // A page that would not be replaced (its script never ran) is left as any other.
+    if (!loaded && Date.now() - started > 3000) {
+      loaded = true;
+      await driver.get(ABOUT_DATA).catch(() => {});
+    }
+    if (listed !== 'loading' && Date.now() - askedAt > 1000) {
+      askedAt = Date.now();
+      await driver.executeScript('window.webkit.messageHandlers.aboutData.postMessage(arguments[0])', `${listed}:${WEBSITE_DATA_ALL}`)
+        .catch(() => {});
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The pids of `pid`'s children (Linux). */
+function childPids(pid) {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((task) =>
+      readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+  } catch {
+    return [];
+  }
 }
 
 /** Runs `fn(arg)` in the frame the driver is switched to; its result must be JSON. */
