@@ -25,8 +25,9 @@ import { request as httpsRequest } from 'node:https';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import {
-  BINARY, ROOT, freePort, html, launchChromium, makeCertificate, startProxy, startServer, tempDir,
+  BINARY, ROOT, freePort, html, makeCertificate, startProxy, startServer, tempDir,
 } from '../tests/browser/harness.mjs';
+import { launch } from '../tests/browser/engines.mjs';
 import { startReferenceSandbox } from './reference-sandbox.mjs';
 
 const MOUNTS = positiveInt(process.env.MOUNTS, 10);
@@ -315,8 +316,9 @@ async function main() {
     run: (latency, extra = {}) => sample(browser, { hostUrl, src: referenceSrc, latency, adminPort: null, sandboxOrigin: referenceOrigin, ...extra }),
     samples: [],
   });
-  browser = await launchChromium({ spki: [cert.spki] });
-  stoppers.push(() => browser.close());
+  const launched = await launch('chromium', { spki: [cert.spki] });
+  stoppers.push(() => launched.close());
+  browser = launched.raw;
 
   // One unmeasured round each: the first renderer processes, the services' page caches.
   for (const service of services) await service.run(LATENCY_MS);

@@ -85,6 +85,8 @@ async function launchChromium(spki) {
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: chromiumArgs(spki) });
   return {
     engine: 'chromium',
+    // playwright's own browser, for what needs DevTools itself (bench/mount.mjs).
+    raw: browser,
     async newPage() {
       const context = await browser.newContext();
       const page = wrapped(await context.newPage(), () => context.close(),
