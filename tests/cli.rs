@@ -671,3 +671,31 @@ fn label_says_why_a_name_gives_no_label() {
         "error: 2 host entries give servers labels: name one with --sandbox (chat.sandbox.test, studio.sandbox.test)\n"
     );
 }
+
+#[test]
+fn headers_url_asks_for_the_urls_own_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = TWO_HOSTS.replace(
+        "sandbox = \"chat.sandbox.test\"\n",
+        "sandbox = \"chat.sandbox.test\"\npage_paths = [\"/api/mcp/sandbox\"]\n",
+    );
+    let config_path = write_config(dir.path(), &text);
+    let ask = |url: &str| run(&["headers", "--config", &config_path, "--url", url]);
+    let page = ask(
+        "https://chat.sandbox.test/api/mcp/sandbox?parentOrigin=https%3A%2F%2Fchat.example.com&strictCsp=1",
+    );
+    assert!(page.status.success(), "{}", text_of(&page));
+    let printed = String::from_utf8_lossy(&page.stdout);
+    assert!(printed.starts_with("HTTP/1.1 200 OK\n"), "{printed}");
+    assert!(
+        printed.contains("frame-ancestors https://chat.example.com;"),
+        "{printed}"
+    );
+    let elsewhere = ask("https://chat.sandbox.test/sandbox.html");
+    assert_eq!(elsewhere.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&elsewhere.stdout).starts_with("HTTP/1.1 404 Not Found\n"));
+}
+
+fn text_of(out: &Output) -> String {
+    format!("{}{}", text(&out.stdout), text(&out.stderr))
+}
