@@ -39,7 +39,7 @@ sandbox = "plain.sandbox.test:${port}"
 `,
     });
 
-    async function startup(entry, mark, page) {
+    async function startup(mark, page) {
       await page.evaluate((h) => window.sendResource({ html: h, sandbox: 'allow-scripts' }), STARTUP(mark));
       return report(page, 'startup');
     }
@@ -49,12 +49,12 @@ sandbox = "plain.sandbox.test:${port}"
       try {
         await page.goto(`${fx.hostOrigin}/raw`);
         await page.evaluate((proxyUrl) => window.mountProxy({ proxyUrl }), fx.url('memory.sandbox.test'));
-        assert.deepEqual(await startup('memory', 'first', page), {
+        assert.deepEqual(await startup('first', page), {
           theme: null, earlier: null, read: 'dark', named: 'first', length: 2, keys: ['mark', 'theme'],
           session: '1', mode: 'CSS1Compat', removed: null,
         });
         await page.evaluate(() => { window.received.length = 0; });
-        const second = await startup('memory', 'second', page);
+        const second = await startup('second', page);
         assert.equal(second.earlier, null, 'nothing of the first view');
       } catch (error) {
         error.message += `\nconsole:\n${page.console.join('\n')}`;
@@ -69,7 +69,7 @@ sandbox = "plain.sandbox.test:${port}"
       try {
         await page.goto(`${fx.hostOrigin}/raw`);
         await page.evaluate((proxyUrl) => window.mountProxy({ proxyUrl }), fx.url('plain.sandbox.test'));
-        assert.equal(await startup('plain', 'first', page), 'threw: SecurityError');
+        assert.equal(await startup('first', page), 'threw: SecurityError');
       } finally {
         await page.close();
       }
