@@ -1,15 +1,19 @@
-// A host page of the shape of A2UI's MCP Apps component (A2UI's samples/client/lit,
-// mcp-apps-in-a2ui-sample/ui/custom-components/mcp-apps-component.ts), without Lit: its iframe
-// (the same sandbox and referrer policy), its ready check (the frame's window and exactly the
-// configured URL's origin), the real AppBridge it connects, and the message it sends: as the
-// component ships (no csp), or with docs/hosts.md's "a2ui csp" recipe, which a2ui.test.mjs
-// puts where the marker below is before bundling.
-// HOST_CONFIG: sandboxUrl (VITE_MCP_SANDBOX_URL), htmlContent, resourceCsp, recipe (true: the
-// guide's call), firstTime, secondTime; results on window.host.
+// A host page of the shape of A2UI's MCP Apps component as it ships now (A2UI's samples/client/lit/
+// custom-components-example/ui/custom-components/mcp-apps-component.ts), without Lit: its iframe
+// (no sandbox attribute, referrer policy `origin`), how it reads VITE_MCP_SANDBOX_URL (through a
+// `const meta = import.meta`), its ready check (the frame's window and exactly that URL's origin),
+// the real AppBridge it connects, and the message it sends (opaque views: no allow-same-origin,
+// no csp), or with docs/hosts.md's "a2ui csp" recipe. a2ui.test.mjs builds it with Vite, as the
+// sample is built, with the guide's "a2ui build" line or without, and the csp recipe where its
+// marker is.
+// HOST_CONFIG: htmlContent, resourceCsp (what the guide's `resourceCsp` property holds), recipe
+// (true: the guide's call), firstTime, secondTime; results on window.host.
 import { AppBridge, PostMessageTransport } from '@modelcontextprotocol/ext-apps/app-bridge';
 
+// The sample's own proxy page, on the app's port (its shared-constants.js).
+const SANDBOX_IFRAME_PATH = '/sample-sandbox/sandbox.html';
 const config = window.HOST_CONFIG;
-const host = (window.host = { calls: [], readyOrigins: [], initialized: false });
+const host = (window.host = { calls: [], readyOrigins: [], framed: null, initialized: false });
 const READY = 'ui/notifications/sandbox-proxy-ready';
 
 class McpAppsComponent {
@@ -18,14 +22,22 @@ class McpAppsComponent {
     this.resourceCsp = resourceCsp;
   }
 
-  async mount() {
+  async initializeSandbox() {
     this.iframe = document.createElement('iframe');
     this.iframe.id = 'mcp-sandbox';
     this.iframe.setAttribute('referrerpolicy', 'origin');
-    this.iframe.setAttribute('sandbox', 'allow-scripts allow-forms allow-popups allow-modals allow-same-origin');
     this.iframe.style.cssText = 'width: 100%; height: 420px; border: 0';
     document.body.appendChild(this.iframe);
-    const sandboxUrl = new URL(config.sandboxUrl);
+
+    // As the component ships; a2ui.test.mjs puts the guide's "a2ui build" line in their place.
+    // <a2ui build>
+    const meta = import.meta;
+    const configuredSandboxUrl = meta && meta.env ? meta.env.VITE_MCP_SANDBOX_URL : undefined;
+    // </a2ui build>
+    const sandboxOrigin = configuredSandboxUrl || `http://127.0.0.1:${window.location.port}${SANDBOX_IFRAME_PATH}`;
+    const sandboxUrl = new URL(sandboxOrigin);
+    host.framed = sandboxUrl.href;
+
     this.bridge = new AppBridge(
       null,
       { name: 'A2UI Client Host', version: '1.0.0' },
@@ -61,7 +73,7 @@ class McpAppsComponent {
   async sendAsShipped() {
     await this.bridge.sendSandboxResourceReady({
       html: this.htmlContent,
-      sandbox: 'allow-scripts allow-forms allow-popups allow-modals allow-same-origin',
+      sandbox: 'allow-scripts allow-forms allow-popups allow-modals',
     });
   }
 
@@ -74,4 +86,4 @@ function timeResult(time) {
   return { content: [{ type: 'text', text: time }], structuredContent: { time } };
 }
 
-await new McpAppsComponent(config.htmlContent, config.resourceCsp).mount();
+await new McpAppsComponent(config.htmlContent, config.resourceCsp).initializeSandbox();

@@ -256,12 +256,15 @@ export async function startSdkHost(port, { callTool } = {}) {
 /**
  * A loopback server for host pages around one bundled script (`script`, served as /host.js,
  * with a `#root` element for React): `page(name, config)` sets that page's HOST_CONFIG and
- * returns its path. `headers` go with every page (a host's own, such as its Referrer-Policy).
+ * returns its path. `headers` go with every page (a host's own, such as its Referrer-Policy);
+ * `scripts` are other bundles by path, a page's `hostScript` naming the one it loads.
  */
-export async function startHostPages(port, script, { headers = {} } = {}) {
+export async function startHostPages(port, script, { headers = {}, scripts = {} } = {}) {
   const pages = new Map();
+  const others = Object.fromEntries(Object.entries(scripts).map(([path, code]) => [path, javascript(code)]));
   const server = await startServer({
     '/host.js': javascript(script),
+    ...others,
     '/page': (req, res, url) => {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...headers });
       res.end(pages.get(url.searchParams.get('case')));
@@ -272,7 +275,7 @@ export async function startHostPages(port, script, { headers = {} } = {}) {
     page(name, config) {
       pages.set(name, `<!doctype html><title>${name}</title><body><div id="root"></div>
 <script>window.HOST_CONFIG = ${JSON.stringify(config).replaceAll('</', '<\\/')};</script>
-<script type="module" src="/host.js"></script></body>`);
+<script type="module" src="${config.hostScript ?? '/host.js'}"></script></body>`);
       return `/page?case=${encodeURIComponent(name)}`;
     },
   };

@@ -4,28 +4,46 @@
 // outer iframe of `allow-scripts allow-same-origin allow-forms`, and sends the resource with the
 // sandbox `allow-scripts allow-forms` (views opaque). In each engine the real basic example view
 // renders its tool result and its tools/call reaches the host, under a page pinned to that one
-// origin of the entry's two (docs/hosts.md, "LibreChat").
+// origin of the entry's two. The operator's entry and the client's build variables are
+// docs/hosts.md's ("4j"), as written.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { serviceFixture, startSdkHost, exampleView } from './harness.mjs';
+import { serviceFixture, startSdkHost, exampleView, recipe } from './harness.mjs';
 import { selectedEngines, until } from './engines.mjs';
+
+const GUIDE_HOST = 'chat.example-sandbox.net';
+const ENV = Object.fromEntries(recipe('librechat env').split('\n')
+  .map((line) => /^(VITE_\w+)=(\S+)/.exec(line)).filter(Boolean).map(([, key, value]) => [key, value]));
+
+/** The guide's entry, on `port`, with a second origin beside the host page's. */
+function entry({ hostOrigin, port }) {
+  const guide = recipe('librechat config');
+  assert.ok(guide.includes('origin = "https://chat.example.com"') && guide.includes(GUIDE_HOST), guide);
+  return `${guide
+    .replace('"https://chat.example.com"', `["${hostOrigin}", "https://staging.example.com"]`)
+    .replace(GUIDE_HOST, `librechat.sandbox.test:${port}`)}view_opt_ins = ["unsafe-eval"]\n`;
+}
+
+/** The URL LibreChat frames: the guide's VITE_MCP_SANDBOX_URL, `?parentOrigin=`, and `&strictCsp=1` when set. */
+function sandboxUrl(port, hostOrigin) {
+  const url = new URL(ENV.VITE_MCP_SANDBOX_URL.replace(GUIDE_HOST, `librechat.sandbox.test:${port}`));
+  url.searchParams.set('parentOrigin', hostOrigin);
+  if (ENV.VITE_MCP_SANDBOX_STRICT_CSP === '1') url.searchParams.set('strictCsp', '1');
+  return url.href;
+}
 
 for (const engine of selectedEngines()) {
   describe(`LibreChat's sandbox URL through the service (${engine})`, () => {
     const fx = serviceFixture(engine, {
       tls: ['librechat.sandbox.test'],
-      hosts: ({ hostOrigin, port }) => `[[hosts]]
-origin = ["${hostOrigin}", "https://staging.example.com"]
-sandbox = "librechat.sandbox.test:${port}"
-page_paths = ["/api/mcp/sandbox"]
-view_opt_ins = ["unsafe-eval"]
-`,
+      hosts: entry,
       host: ({ hostPort }) => startSdkHost(hostPort),
     });
 
     it('the basic view renders and calls its tool, on a page pinned to parentOrigin, strict', { timeout: 60_000 }, async () => {
       const sandbox = `https://librechat.sandbox.test:${fx.port}`;
-      const proxyUrl = `${sandbox}/api/mcp/sandbox?parentOrigin=${encodeURIComponent(fx.hostOrigin)}&strictCsp=1`;
+      const proxyUrl = sandboxUrl(fx.port, fx.hostOrigin);
+      assert.ok(proxyUrl.startsWith(`${sandbox}/api/mcp/sandbox?`) && proxyUrl.endsWith('&strictCsp=1'), proxyUrl);
       const [firstTime, secondTime] = ['2026-01-26T10:00:00.000Z', '2026-01-26T10:00:01.000Z'];
       const path = fx.hostServer.page('librechat', {
         proxyUrl, viewHtml: exampleView('vanillajs'), csp: {}, sandbox: 'allow-scripts allow-forms', firstTime, secondTime,
@@ -43,6 +61,15 @@ view_opt_ins = ["unsafe-eval"]
         const viewFrame = await until(shown(firstTime), `the view shows ${firstTime}`);
         // Opaque, as LibreChat mounts it.
         assert.equal(await viewFrame.evaluate(() => self.origin), 'null');
+        // strictCsp=1: the entry's unsafe-eval opt-in is left out of this page's view policy. A
+        // script of the view's tries it, once the driver's call has returned: code run within a
+        // driver's evaluate may eval whatever the page's policy says.
+        await viewFrame.evaluate(() => setTimeout(() => {
+          const script = document.createElement('script');
+          script.textContent = 'try { eval("1"); window.evaluated = "ran"; } catch { window.evaluated = "refused"; }';
+          document.head.append(script);
+        }, 0));
+        assert.equal(await until(() => viewFrame.evaluate(() => window.evaluated), 'the view\'s eval tried'), 'refused');
         await viewFrame.evaluate(() => [...document.querySelectorAll('button')]
           .find((b) => b.textContent.trim() === 'Get Server Time').click());
         await until(shown(secondTime), `the view shows ${secondTime} after its tools/call`);
