@@ -120,6 +120,7 @@ for (const engine of selectedEngines()) describe(`the Vercel AI SDK's MCPAppRend
 
   const fx = serviceFixture(engine, {
     tls: CHAT_NAMES,
+    admin: true,
     hosts: chatHost(),
     trust: [apiCert],
     host: async ({ hostPort }) => {
@@ -212,24 +213,38 @@ for (const engine of selectedEngines()) describe(`the Vercel AI SDK's MCPAppRend
     if (consoleKnown(engine)) assert.deepEqual(sandboxLines(page, 'warning'), []);
   });
 
+  /** The pages the service served with a resource's domains added by the relay's reload. */
+  async function upgrades() {
+    const text = await (await fetch(`http://127.0.0.1:${fx.adminPort}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith(`mcp_sandbox_proxy_policy_upgrades_total{host="${fx.hostOrigin}"}`));
+    return Number(line?.split(' ').pop() ?? 0);
+  }
+
   it('the resource read first and its domains in the sandbox URL: reached without the reload', T, async (t) => {
     const before = reports.length;
+    const upgradedBefore = await upgrades();
     const page = await chat(t, `in-url-${engine}`, { tool: 'probe', allowedTools: ['report'], cspInUrl: true });
     const report = await reported(before + 1);
     assert.equal(report.connect, 'ok', JSON.stringify(report));
+    assert.equal(await upgrades() - upgradedBefore, 0, 'no page served for a reload');
     if (consoleKnown(engine)) {
       const reloads = sandboxLines(page, 'info').filter((line) => line.includes('needs another policy'));
       assert.deepEqual(reloads, [], 'the page was served with the domains: no reload');
     }
   });
 
-  it('the domains only in sandbox-resource-ready: the page reloads once for them, and says so', T, async (t) => {
+  // That the relay says why it reloads is tests/relay/carry.test.mjs's: a driver may miss what a
+  // frame logs in the instant before it navigates (Chromium's, about 1 run in 20).
+  it('the domains only in sandbox-resource-ready: the page reloads once for them, and says so no more than once', T, async (t) => {
     const before = reports.length;
+    const upgradedBefore = await upgrades();
     const page = await chat(t, `reload-${engine}`, { tool: 'probe', allowedTools: ['report'] });
-    await reported(before + 1);
+    const report = await reported(before + 1);
+    assert.equal(report.connect, 'ok', JSON.stringify(report));
+    assert.equal(await upgrades() - upgradedBefore, 1, 'one page served with the declared domains');
     if (consoleKnown(engine)) {
       const reloads = sandboxLines(page, 'info').filter((line) => line.includes('needs another policy'));
-      assert.equal(reloads.length, 1, page.console.join('\n'));
+      assert.ok(reloads.length <= 1, page.console.join('\n'));
     }
   });
 });

@@ -113,6 +113,9 @@ describe('what changes while the reload is under way', () => {
     const relay = reloading();
     const params = { html: '<p>first</p>', csp: RESOURCE.csp };
     assert.equal(relay.reload(params, relay.policyUrl(params.csp), 1), true);
+    // It says so, once, naming the guide's entry, before the page goes.
+    assert.deepEqual(relay.logged.filter((line) => line.includes('needs another policy')).map((line) => /^\w+/.exec(line)[0]), ['info']);
+    assert.ok(relay.logged.some((line) => line.includes('console.md#reload-for-policy')), relay.logged.join('\n'));
     const [stop, first] = relay.navigations;
     assert.equal(stop, 'stop');
     assert.match(first, /\?csp=.*&upgrade=1#sandbox-kept=[0-9a-f]{32}$/);
