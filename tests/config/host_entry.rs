@@ -111,7 +111,7 @@ fn a_host_origin_pattern_is_https_with_one_leftmost_wildcard_and_never_covers_it
         "https://*.preview.example.com:8443",
         "preview.example-sandbox.net",
     );
-    let config = Config::parse("c.toml", &ok, Path::new("/")).unwrap().config;
+    let config = parse(&ok);
     assert_eq!(
         config.hosts[0].origin.to_string(),
         "https://*.preview.example.com:8443"
@@ -207,11 +207,6 @@ fn numeric_host_forms_browsers_rewrite_are_refused() {
 
 #[test]
 fn cache_max_age_is_off_by_default_set_for_the_file_and_overridden_per_host() {
-    let parse = |text: &str| {
-        Config::parse("c.toml", text, Path::new("/"))
-            .unwrap()
-            .config
-    };
     let off = parse(&host("https://chat.example.com", "chat.sandbox.test"));
     assert_eq!(off.hosts[0].cache_max_age, Duration::ZERO);
 

@@ -21,6 +21,14 @@ fn errors(text: &str) -> Vec<String> {
     }
 }
 
+/// The config `text` loads to; panics, naming the problems, if it is refused.
+fn parse(text: &str) -> Config {
+    match Config::parse("c.toml", text, Path::new("/")) {
+        Ok(loaded) => loaded.config,
+        Err(e) => panic!("refused:\n{e}"),
+    }
+}
+
 fn warnings(text: &str) -> Vec<String> {
     match Config::parse("c.toml", text, Path::new("/etc/p")) {
         Ok(loaded) => loaded.warnings.iter().map(|p| p.to_string()).collect(),

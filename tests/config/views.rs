@@ -5,11 +5,6 @@ use super::*;
 #[test]
 fn view_opt_ins_are_off_by_default_and_only_known_names_are_taken() {
     use mcp_sandbox_proxy::{OptIn, OptIns};
-    let parse = |text: &str| {
-        Config::parse("c.toml", text, Path::new("/"))
-            .unwrap()
-            .config
-    };
     let off = parse(&host("https://chat.example.com", "chat.sandbox.test"));
     assert_eq!(off.hosts[0].view_opt_ins, OptIns::default());
     let on = parse(&format!(
@@ -44,11 +39,6 @@ fn view_opt_ins_are_off_by_default_and_only_known_names_are_taken() {
 
 #[test]
 fn view_features_grant_none_by_default_and_only_known_features_beyond_the_spec_permissions() {
-    let parse = |text: &str| {
-        Config::parse("c.toml", text, Path::new("/"))
-            .unwrap()
-            .config
-    };
     let base = host("https://chat.example.com", "chat.sandbox.test");
     assert!(parse(&base).hosts[0].view_features.is_empty());
     let granted = parse(&format!(
@@ -88,11 +78,6 @@ fn view_features_grant_none_by_default_and_only_known_features_beyond_the_spec_p
 fn view_sandbox_takes_known_tokens_with_scripts_and_never_top_navigation() {
     use mcp_sandbox_proxy::{SandboxToken, ViewSandbox};
     let base = host("https://chat.example.com", "chat.sandbox.test");
-    let parse = |text: &str| {
-        Config::parse("c.toml", text, Path::new("/"))
-            .unwrap()
-            .config
-    };
     assert_eq!(parse(&base).hosts[0].view_sandbox, ViewSandbox::default());
     let opaque = parse(&format!("{base}view_sandbox = [\"allow-scripts\"]\n"));
     assert_eq!(
@@ -129,13 +114,9 @@ fn view_sandbox_takes_known_tokens_with_scripts_and_never_top_navigation() {
 fn view_sandbox_default_is_within_the_ceiling() {
     use mcp_sandbox_proxy::{SandboxToken, ViewSandbox};
     let base = host("https://chat.example.com", "chat.sandbox.test");
-    let parsed = Config::parse(
-        "c.toml",
-        &format!("{base}view_sandbox_default = [\"allow-scripts\", \"allow-forms\"]\n"),
-        Path::new("/"),
-    )
-    .unwrap()
-    .config;
+    let parsed = parse(&format!(
+        "{base}view_sandbox_default = [\"allow-scripts\", \"allow-forms\"]\n"
+    ));
     assert_eq!(
         parsed.hosts[0].view_sandbox_default,
         Some(ViewSandbox::new([SandboxToken::Scripts, SandboxToken::Forms]).unwrap())
@@ -196,11 +177,6 @@ fn relay_messages_is_json_rpc_unless_the_operator_says_any() {
 fn view_policy_is_the_service_s_or_the_host_s_and_a_host_s_is_never_signed() {
     use mcp_sandbox_proxy::ViewPolicyOwner;
     let base = host("https://chat.example.com", "chat.sandbox.test");
-    let parse = |text: &str| {
-        Config::parse("c.toml", text, Path::new("/"))
-            .unwrap()
-            .config
-    };
     assert_eq!(parse(&base).hosts[0].view_policy, ViewPolicyOwner::Service);
     assert_eq!(
         parse(&format!("{base}view_policy = \"host\"\n")).hosts[0].view_policy,
@@ -223,13 +199,7 @@ fn view_policy_is_the_service_s_or_the_host_s_and_a_host_s_is_never_signed() {
 fn opaque_view_storage_is_the_browsers_by_default_or_memory() {
     use mcp_sandbox_proxy::OpaqueViewStorage;
     let base = host("https://chat.example.com", "chat.sandbox.test");
-    let storage = |extra: &str| {
-        Config::parse("c.toml", &format!("{base}{extra}"), Path::new("/"))
-            .unwrap()
-            .config
-            .hosts[0]
-            .opaque_view_storage
-    };
+    let storage = |extra: &str| parse(&format!("{base}{extra}")).hosts[0].opaque_view_storage;
     assert_eq!(storage(""), OpaqueViewStorage::None);
     assert_eq!(
         storage("opaque_view_storage = \"memory\"\n"),
