@@ -8,7 +8,7 @@
 // docs/hosts.md's ("4j"), as written.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { serviceFixture, startSdkHost, exampleView, recipe } from './harness.mjs';
+import { serviceFixture, startSdkHost, exampleView, recipe, openHostPage, frameShowing } from './harness.mjs';
 import { selectedEngines, until } from './engines.mjs';
 
 const GUIDE_HOST = 'chat.example-sandbox.net';
@@ -40,52 +40,36 @@ for (const engine of selectedEngines()) {
       host: ({ hostPort }) => startSdkHost(hostPort),
     });
 
-    it('the basic view renders and calls its tool, on a page pinned to parentOrigin, strict', { timeout: 60_000 }, async () => {
+    it('the basic view renders and calls its tool, on a page pinned to parentOrigin, strict', { timeout: 60_000 }, async (t) => {
       const sandbox = `https://librechat.sandbox.test:${fx.port}`;
       const proxyUrl = sandboxUrl(fx.port, fx.hostOrigin);
       assert.ok(proxyUrl.startsWith(`${sandbox}/api/mcp/sandbox?`) && proxyUrl.endsWith('&strictCsp=1'), proxyUrl);
       const [firstTime, secondTime] = ['2026-01-26T10:00:00.000Z', '2026-01-26T10:00:01.000Z'];
-      const path = fx.hostServer.page('librechat', {
+      const page = await openHostPage(fx, t, 'librechat', {
         proxyUrl, viewHtml: exampleView('vanillajs'), csp: {}, sandbox: 'allow-scripts allow-forms', firstTime, secondTime,
       });
-      const page = await fx.browser.newPage();
-      try {
-        await page.goto(`${fx.hostOrigin}${path}`);
-        const shown = (text) => async () => {
-          for (const frame of await page.frames()) {
-            const found = await frame.evaluate(() => document.querySelector('#server-time')?.textContent ?? null).catch(() => null);
-            if (found !== null && found.includes(text)) return frame;
-          }
-          return null;
-        };
-        const viewFrame = await until(shown(firstTime), `the view shows ${firstTime}`);
-        // Opaque, as LibreChat mounts it.
-        assert.equal(await viewFrame.evaluate(() => self.origin), 'null');
-        // strictCsp=1: the entry's unsafe-eval opt-in is left out of this page's view policy. A
-        // script of the view's tries it, once the driver's call has returned: code run within a
-        // driver's evaluate may eval whatever the page's policy says.
-        await viewFrame.evaluate(() => setTimeout(() => {
-          const script = document.createElement('script');
-          script.textContent = 'try { eval("1"); window.evaluated = "ran"; } catch { window.evaluated = "refused"; }';
-          document.head.append(script);
-        }, 0));
-        assert.equal(await until(() => viewFrame.evaluate(() => window.evaluated), 'the view\'s eval tried'), 'refused');
-        await viewFrame.evaluate(() => [...document.querySelectorAll('button')]
-          .find((b) => b.textContent.trim() === 'Get Server Time').click());
-        await until(shown(secondTime), `the view shows ${secondTime} after its tools/call`);
-        const host = await page.evaluate(() => window.host);
-        assert.deepEqual(host.calls.map((c) => c.name), ['get-time']);
-        assert.deepEqual(host.events, [{ proxyReadyOrigin: sandbox }]);
-        // The page the frame got: pinned to the host's origin alone, and strict.
-        const proxy = (await page.frames()).find((f) => f.url.startsWith(`${sandbox}/api/mcp/sandbox`));
-        const config = await proxy.evaluate(() => JSON.parse(document.getElementById('sandbox-config').textContent));
-        assert.deepEqual(config.hostOrigins, [fx.hostOrigin]);
-      } catch (error) {
-        error.message += `\nconsole:\n${page.console.join('\n')}`;
-        throw error;
-      } finally {
-        await page.close();
-      }
+      const viewFrame = await frameShowing(page, '#server-time', firstTime);
+      // Opaque, as LibreChat mounts it.
+      assert.equal(await viewFrame.evaluate(() => self.origin), 'null');
+      // strictCsp=1: the entry's unsafe-eval opt-in is left out of this page's view policy. A
+      // script of the view's tries it, once the driver's call has returned: code run within a
+      // driver's evaluate may eval whatever the page's policy says.
+      await viewFrame.evaluate(() => setTimeout(() => {
+        const script = document.createElement('script');
+        script.textContent = 'try { eval("1"); window.evaluated = "ran"; } catch { window.evaluated = "refused"; }';
+        document.head.append(script);
+      }, 0));
+      assert.equal(await until(() => viewFrame.evaluate(() => window.evaluated), 'the view\'s eval tried'), 'refused');
+      await viewFrame.evaluate(() => [...document.querySelectorAll('button')]
+        .find((b) => b.textContent.trim() === 'Get Server Time').click());
+      await frameShowing(page, '#server-time', secondTime);
+      const host = await page.evaluate(() => window.host);
+      assert.deepEqual(host.calls.map((c) => c.name), ['get-time']);
+      assert.deepEqual(host.events, [{ proxyReadyOrigin: sandbox }]);
+      // The page the frame got: pinned to the host's origin alone, and strict.
+      const proxy = (await page.frames()).find((f) => f.url.startsWith(`${sandbox}/api/mcp/sandbox`));
+      const config = await proxy.evaluate(() => JSON.parse(document.getElementById('sandbox-config').textContent));
+      assert.deepEqual(config.hostOrigins, [fx.hostOrigin]);
     });
   });
 }

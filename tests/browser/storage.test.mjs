@@ -4,7 +4,7 @@
 // later view finds nothing of it) and the page's policy gains no source for it.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { serviceFixture, view, report } from './harness.mjs';
+import { serviceFixture, view, report, freshPage } from './harness.mjs';
 import { selectedEngines } from './engines.mjs';
 
 // What a view does at startup, each step said: read the saved theme, save one, and read back
@@ -44,35 +44,28 @@ sandbox = "plain.sandbox.test:${port}"
       return report(page, 'startup');
     }
 
-    it('with the opt-in an opaque view reads and writes its own storage; a later view starts empty', { timeout: 60_000 }, async () => {
-      const page = await fx.browser.newPage();
-      try {
-        await page.goto(`${fx.hostOrigin}/raw`);
-        await page.evaluate((proxyUrl) => window.mountProxy({ proxyUrl }), fx.url('memory.sandbox.test'));
-        assert.deepEqual(await startup('first', page), {
-          theme: null, earlier: null, read: 'dark', named: 'first', length: 2, keys: ['mark', 'theme'],
-          session: '1', mode: 'CSS1Compat', removed: null,
-        });
-        await page.evaluate(() => { window.received.length = 0; });
-        const second = await startup('second', page);
-        assert.equal(second.earlier, null, 'nothing of the first view');
-      } catch (error) {
-        error.message += `\nconsole:\n${page.console.join('\n')}`;
-        throw error;
-      } finally {
-        await page.close();
-      }
+    /** The raw host in a fresh page, framing the proxy at `name`. */
+    async function framed(t, name) {
+      const page = await freshPage(fx.browser, t);
+      await page.goto(`${fx.hostOrigin}/raw`);
+      await page.evaluate((proxyUrl) => window.mountProxy({ proxyUrl }), fx.url(name));
+      return page;
+    }
+
+    it('with the opt-in an opaque view reads and writes its own storage; a later view starts empty', { timeout: 60_000 }, async (t) => {
+      const page = await framed(t, 'memory.sandbox.test');
+      assert.deepEqual(await startup('first', page), {
+        theme: null, earlier: null, read: 'dark', named: 'first', length: 2, keys: ['mark', 'theme'],
+        session: '1', mode: 'CSS1Compat', removed: null,
+      });
+      await page.evaluate(() => { window.received.length = 0; });
+      const second = await startup('second', page);
+      assert.equal(second.earlier, null, 'nothing of the first view');
     });
 
-    it('without it, the view throws as browsers make an opaque origin', { timeout: 60_000 }, async () => {
-      const page = await fx.browser.newPage();
-      try {
-        await page.goto(`${fx.hostOrigin}/raw`);
-        await page.evaluate((proxyUrl) => window.mountProxy({ proxyUrl }), fx.url('plain.sandbox.test'));
-        assert.equal(await startup('first', page), 'threw: SecurityError');
-      } finally {
-        await page.close();
-      }
+    it('without it, the view throws as browsers make an opaque origin', { timeout: 60_000 }, async (t) => {
+      const page = await framed(t, 'plain.sandbox.test');
+      assert.equal(await startup('first', page), 'threw: SecurityError');
     });
   });
 }
