@@ -7,14 +7,13 @@ use std::time::Duration;
 use toml::de::DeValue;
 
 use crate::csp::{OptIn, OptIns};
-
-use super::features::{ViewFeature, ViewFeatures};
 use crate::embedders::Embedders;
 use crate::origin::{Embedder, SandboxName};
 use crate::page_paths::PagePaths;
 use crate::sandbox::ViewSandbox;
 use crate::signing::PolicyKeys;
 
+use super::features::{ViewFeature, ViewFeatures};
 use super::walk::{Keys, Value, Walker, join};
 use super::{
     DEFAULT_POLICY_MAX_LIFETIME, HostEntry, MAX_POLICY_MAX_LIFETIME, OpaqueViewStorage,
@@ -89,7 +88,6 @@ const RELAY_MESSAGES: &[(&str, RelayMessages, &str)] = &[
     ),
 ];
 
-/// `view_policy`: each choice, and what it means.
 /// `opaque_view_storage`: each choice, and what an opaque view's storage then is.
 const OPAQUE_VIEW_STORAGE: &[(&str, OpaqueViewStorage, &str)] = &[
     (
@@ -104,6 +102,7 @@ const OPAQUE_VIEW_STORAGE: &[(&str, OpaqueViewStorage, &str)] = &[
     ),
 ];
 
+/// `view_policy`: each choice, and what it means.
 const VIEW_POLICIES: &[(&str, ViewPolicyOwner, &str)] = &[
     (
         "service",
